@@ -1,0 +1,138 @@
+"""The grammar IR: expressions over bytes and Unicode code points, shared by every frontend.
+
+Invariants (checked at construction):
+- `Literal.data` is non-empty bytes (the empty string is `Seq(())`).
+- `CharClass.ranges` are sorted, disjoint, non-adjacent, inclusive code-point ranges inside
+  [0, 0x10FFFF] with the surrogates D800-DFFF removed; an empty class matches nothing.
+- `Repeat` has 0 <= min and max is None (unbounded) or max >= min.
+Nodes are immutable and hashable; `span` is kept for diagnostics and ignored by equality.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Union
+
+MAX_CODE_POINT = 0x10FFFF
+SURROGATES = (0xD800, 0xDFFF)
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a node came from: 1-based line and column of its first and last character."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A fixed byte string."""
+
+    data: bytes
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, bytes) or not self.data:
+            raise ValueError("Literal.data must be non-empty bytes")
+
+
+def normalize_ranges(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """Sort and merge code-point ranges, drop surrogates, clip to the Unicode range."""
+    cleaned: list[tuple[int, int]] = []
+    for lo, hi in ranges:
+        lo, hi = max(lo, 0), min(hi, MAX_CODE_POINT)
+        if lo > hi:
+            continue
+        s_lo, s_hi = SURROGATES
+        if lo <= s_hi and hi >= s_lo:
+            if lo < s_lo:
+                cleaned.append((lo, s_lo - 1))
+            if hi > s_hi:
+                cleaned.append((s_hi + 1, hi))
+        else:
+            cleaned.append((lo, hi))
+    cleaned.sort()
+    merged: list[tuple[int, int]] = []
+    for lo, hi in cleaned:
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return tuple(merged)
+
+
+def complement_ranges(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """Every scalar value (no surrogates) outside `ranges`."""
+    out: list[tuple[int, int]] = []
+    nxt = 0
+    for lo, hi in normalize_ranges(ranges):
+        if lo > nxt:
+            out.append((nxt, lo - 1))
+        nxt = hi + 1
+    if nxt <= MAX_CODE_POINT:
+        out.append((nxt, MAX_CODE_POINT))
+    return normalize_ranges(out)
+
+
+@dataclass(frozen=True)
+class CharClass:
+    """One Unicode scalar value from a set of code-point ranges, matched as its UTF-8 bytes."""
+
+    ranges: tuple[tuple[int, int], ...]
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if normalize_ranges(self.ranges) != tuple(self.ranges):
+            raise ValueError(f"CharClass.ranges not normalized: {self.ranges!r}")
+
+    @classmethod
+    def of(
+        cls, ranges: Iterable[tuple[int, int]], negated: bool = False, span: Span | None = None
+    ) -> "CharClass":
+        """A class from arbitrary ranges, complemented when `negated`."""
+        rs = complement_ranges(ranges) if negated else normalize_ranges(ranges)
+        return cls(rs, span)
+
+
+@dataclass(frozen=True)
+class Seq:
+    """Concatenation; `Seq(())` is the empty string."""
+
+    items: tuple["Node", ...]
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Alternation; `Choice(())` matches nothing."""
+
+    alternatives: tuple["Node", ...]
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """`item` repeated between `min` and `max` times (`max=None`: unbounded)."""
+
+    item: "Node"
+    min: int
+    max: int | None
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.min < 0 or (self.max is not None and self.max < self.min):
+            raise ValueError(f"bad repetition bounds {{{self.min},{self.max}}}")
+
+
+Node = Union[Literal, CharClass, Seq, Choice, Repeat]
+
+EMPTY = Seq(())
+NOTHING = Choice(())
+
+
+def char(c: str, span: Span | None = None) -> Literal:
+    """A literal for one character, as UTF-8."""
+    return Literal(c.encode("utf-8"), span)

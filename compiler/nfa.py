@@ -1,0 +1,158 @@
+"""Thompson NFA over bytes, built from the grammar IR.
+
+Invariants:
+- State 0..n-1; `start` and the single `accept` state are valid indices; `accept` has no
+  outgoing edges.
+- `edges[s]` holds (lo, hi, target) byte ranges with 0 <= lo <= hi <= 255; `eps[s]` holds
+  epsilon targets. Character classes are expanded to their UTF-8 byte sequences, so the NFA
+  matches byte strings, and only valid UTF-8 for every class and literal that came from text.
+- The number of states never exceeds `Limits.max_nfa_states` (checked while building).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import GrammarError
+from .ir import CharClass, Choice, Literal, Node, Repeat, Seq
+from .limits import DEFAULT_LIMITS, Limits
+from .utf8 import utf8_sequences
+
+
+@dataclass(frozen=True)
+class NFA:
+    """A byte-level NFA: per-state byte-range edges and epsilon edges, one start, one accept."""
+
+    edges: tuple[tuple[tuple[int, int, int], ...], ...]
+    eps: tuple[tuple[int, ...], ...]
+    start: int
+    accept: int
+
+    @property
+    def n_states(self) -> int:
+        return len(self.edges)
+
+    def epsilon_closure(self, states: frozenset[int] | set[int]) -> frozenset[int]:
+        """All states reachable from `states` by epsilon edges alone."""
+        seen = set(states)
+        stack = list(states)
+        while stack:
+            for t in self.eps[stack.pop()]:
+                if t not in seen:
+                    seen.add(t)
+                    stack.append(t)
+        return frozenset(seen)
+
+    def matches(self, data: bytes) -> bool:
+        """Whether the NFA accepts exactly `data` (a direct simulation, for tests and oracles)."""
+        current = self.epsilon_closure({self.start})
+        for byte in data:
+            nxt = {t for s in current for lo, hi, t in self.edges[s] if lo <= byte <= hi}
+            if not nxt:
+                return False
+            current = self.epsilon_closure(nxt)
+        return self.accept in current
+
+
+class _Builder:
+    def __init__(self, limits: Limits) -> None:
+        self.edges: list[list[tuple[int, int, int]]] = []
+        self.eps: list[list[int]] = []
+        self.limits = limits
+
+    def state(self) -> int:
+        if len(self.edges) >= self.limits.max_nfa_states:
+            raise self.limits.exceeded("max_nfa_states", len(self.edges) + 1, "NFA states")
+        self.edges.append([])
+        self.eps.append([])
+        return len(self.edges) - 1
+
+    def build(self, node: Node, start: int, end: int) -> None:
+        """Add states so that the language of `node` leads from `start` to `end`.
+
+        An explicit work stack rather than recursion, so nesting depth is bounded by memory only.
+        """
+        work: list[tuple[Node, int, int]] = [(node, start, end)]
+        while work:
+            node, s, e = work.pop()
+            if isinstance(node, Literal):
+                cur = s
+                for i, b in enumerate(node.data):
+                    nxt = e if i == len(node.data) - 1 else self.state()
+                    self.edges[cur].append((b, b, nxt))
+                    cur = nxt
+            elif isinstance(node, CharClass):
+                self._char_class(node, s, e)
+            elif isinstance(node, Seq):
+                if not node.items:
+                    self.eps[s].append(e)
+                    continue
+                cur = s
+                for i, item in enumerate(node.items):
+                    nxt = e if i == len(node.items) - 1 else self.state()
+                    work.append((item, cur, nxt))
+                    cur = nxt
+            elif isinstance(node, Choice):
+                for alt in node.alternatives:
+                    a, b = self.state(), self.state()
+                    self.eps[s].append(a)
+                    self.eps[b].append(e)
+                    work.append((alt, a, b))
+            elif isinstance(node, Repeat):
+                self._repeat(node, s, e, work)
+            else:
+                raise GrammarError(f"cannot lower IR node {type(node).__name__} to an NFA")
+
+    def _char_class(self, node: CharClass, s: int, e: int) -> None:
+        # Sequences sharing a leading byte range share the state after it, keeping `.` small.
+        prefix_state: dict[tuple[tuple[int, int], ...], int] = {}
+        for lo, hi in node.ranges:
+            for seq in utf8_sequences(lo, hi):
+                cur = s
+                for i, (blo, bhi) in enumerate(seq):
+                    if i == len(seq) - 1:
+                        self.edges[cur].append((blo, bhi, e))
+                        break
+                    key = seq[: i + 1]
+                    nxt = prefix_state.get(key)
+                    if nxt is None:
+                        nxt = self.state()
+                        prefix_state[key] = nxt
+                        self.edges[cur].append((blo, bhi, nxt))
+                    cur = nxt
+
+    def _repeat(self, node: Repeat, s: int, e: int, work: list[tuple[Node, int, int]]) -> None:
+        if node.min > self.limits.max_repeat or (node.max or 0) > self.limits.max_repeat:
+            raise self.limits.exceeded(
+                "max_repeat", max(node.min, node.max or 0), "repetition count"
+            )
+        cur = s
+        for _ in range(node.min):
+            nxt = self.state()
+            work.append((node.item, cur, nxt))
+            cur = nxt
+        if node.max is None:
+            loop_in, loop_out = self.state(), self.state()
+            self.eps[cur].append(loop_in)
+            self.eps[loop_in].append(e)
+            work.append((node.item, loop_in, loop_out))
+            self.eps[loop_out].append(loop_in)
+            return
+        for _ in range(node.max - node.min):
+            nxt = self.state()
+            self.eps[cur].append(e)
+            work.append((node.item, cur, nxt))
+            cur = nxt
+        self.eps[cur].append(e)
+
+
+def build_nfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> NFA:
+    """The Thompson NFA of an IR expression (fullmatch semantics)."""
+    b = _Builder(limits)
+    start, accept = b.state(), b.state()
+    b.build(node, start, accept)
+    return NFA(
+        edges=tuple(tuple(es) for es in b.edges),
+        eps=tuple(tuple(es) for es in b.eps),
+        start=start,
+        accept=accept,
+    )

@@ -1,0 +1,48 @@
+"""From IR to a `CompiledGrammar`: NFA, DFA, minimization, token tables."""
+from __future__ import annotations
+
+from ..runtime.compiled import CompiledGrammar
+from ..runtime.dfa_table import DFATable
+from ..runtime.vocabulary import Vocabulary
+from .dfa import determinize
+from .ir import Node
+from .limits import DEFAULT_LIMITS, Limits
+from .minimize import minimize
+from .nfa import build_nfa
+
+
+
+def ir_to_dfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> DFATable:
+    """The minimal trimmed DFA of an IR expression."""
+    return minimize(determinize(build_nfa(node, limits), limits))
+
+
+def compile_ir(
+    node: Node,
+    vocab: Vocabulary,
+    *,
+    source: str = "",
+    limits: Limits = DEFAULT_LIMITS,
+    precompute: bool = False,
+) -> CompiledGrammar:
+    """Compile an IR expression against `vocab`; token sets are lazy unless `precompute`."""
+    if not isinstance(vocab, Vocabulary):
+        raise TypeError(f"vocab must be a grammask.runtime.Vocabulary, got {type(vocab).__name__}")
+    compiled = CompiledGrammar(vocab=vocab, dfa=ir_to_dfa(node, limits), source=source)
+    if precompute:
+        compiled.token_sets.precompute()
+    return compiled
+
+
+def compile_regex(
+    pattern: str,
+    vocab: Vocabulary,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    precompute: bool = False,
+) -> CompiledGrammar:
+    """Compile a regex (fullmatch semantics: the whole output must match) against `vocab`."""
+    from .regex import parse_regex
+
+    return compile_ir(parse_regex(pattern, limits=limits), vocab, source=pattern,
+                      limits=limits, precompute=precompute)

@@ -1,0 +1,17 @@
+"""grammask.runtime: vocabularies, compiled tables and the Matcher (numpy + Numba only)."""
+from .bitmask import allocate_token_bitmask, apply_token_bitmask_inplace, unpack_bitmask
+from .compiled import CompiledGrammar
+from .dfa_table import DFATable
+from .matcher import Matcher, MatcherError
+from .vocabulary import Vocabulary
+
+__all__ = [
+    "CompiledGrammar",
+    "DFATable",
+    "Matcher",
+    "MatcherError",
+    "Vocabulary",
+    "allocate_token_bitmask",
+    "apply_token_bitmask_inplace",
+    "unpack_bitmask",
+]

@@ -1,0 +1,123 @@
+"""The compiled form of a regular language: a trimmed byte-level DFA over byte classes.
+
+Invariants (checked once in `__post_init__`, trusted by the Numba kernels afterwards):
+- `byte_class` is int32[256] with values in [0, n_classes).
+- `transitions` is C-contiguous int32[n_states, n_classes] with values in [-1, n_states);
+  -1 is the dead state (no continuation).
+- `accepting` is bool[n_states]; `start` is in [0, n_states); n_states >= 1.
+- Trimmed: every state is reachable from `start` and can reach an accepting state, except that
+  the empty language is the single non-accepting start state with no transitions. Hence a byte
+  string is a viable prefix iff walking it never hits -1.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def _frozen(a: np.ndarray, dtype: type, name: str) -> np.ndarray:
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array")
+    if a.dtype != dtype:
+        raise ValueError(f"{name} must have dtype {np.dtype(dtype)}, got {a.dtype}")
+    a = np.ascontiguousarray(a)
+    if a.flags.writeable:
+        a = a.copy()
+        a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class DFATable:
+    """A trimmed byte-class DFA: the tables the matcher and the token-set kernels walk."""
+
+    byte_class: np.ndarray
+    transitions: np.ndarray
+    accepting: np.ndarray
+    start: int
+
+    def __post_init__(self) -> None:
+        bc = _frozen(self.byte_class, np.int32, "byte_class")
+        tr = _frozen(self.transitions, np.int32, "transitions")
+        acc = _frozen(self.accepting, np.bool_, "accepting")
+        object.__setattr__(self, "byte_class", bc)
+        object.__setattr__(self, "transitions", tr)
+        object.__setattr__(self, "accepting", acc)
+        if bc.shape != (256,):
+            raise ValueError(f"byte_class must have shape (256,), got {bc.shape}")
+        if tr.ndim != 2 or tr.shape[0] < 1 or tr.shape[1] < 1:
+            raise ValueError(f"transitions must be 2-D and non-empty, got shape {tr.shape}")
+        n, k = tr.shape
+        if bc.min() < 0 or bc.max() >= k:
+            raise ValueError(f"byte_class values must lie in [0, {k})")
+        if tr.min() < -1 or tr.max() >= n:
+            raise ValueError(f"transitions must lie in [-1, {n})")
+        if acc.shape != (n,):
+            raise ValueError(f"accepting must have shape ({n},), got {acc.shape}")
+        if not isinstance(self.start, (int, np.integer)) or not 0 <= self.start < n:
+            raise ValueError(f"start must be a state in [0, {n}), got {self.start!r}")
+        object.__setattr__(self, "start", int(self.start))
+        self._check_trimmed()
+
+    def _check_trimmed(self) -> None:
+        n = self.n_states
+        if n == 1 and not self.accepting[0] and (self.transitions == -1).all():
+            return
+        succ = [set(int(t) for t in row if t >= 0) for row in self.transitions]
+        reach = {self.start}
+        stack = [self.start]
+        while stack:
+            for t in succ[stack.pop()]:
+                if t not in reach:
+                    reach.add(t)
+                    stack.append(t)
+        if len(reach) != n:
+            raise ValueError(f"DFA not trimmed: {n - len(reach)} states unreachable from start")
+        pred: list[list[int]] = [[] for _ in range(n)]
+        for s, ts in enumerate(succ):
+            for t in ts:
+                pred[t].append(s)
+        live = set(int(s) for s in np.flatnonzero(self.accepting))
+        stack = list(live)
+        while stack:
+            for p in pred[stack.pop()]:
+                if p not in live:
+                    live.add(p)
+                    stack.append(p)
+        if len(live) != n:
+            raise ValueError(f"DFA not trimmed: {n - len(live)} states cannot reach acceptance")
+
+    @property
+    def n_states(self) -> int:
+        return int(self.transitions.shape[0])
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.transitions.shape[1])
+
+    @property
+    def is_empty_language(self) -> bool:
+        return not self.accepting.any()
+
+    def step(self, state: int, byte: int) -> int:
+        """The state after one byte (-1: dead)."""
+        return int(self.transitions[state, self.byte_class[byte]])
+
+    def walk(self, data: bytes, state: int | None = None) -> int:
+        """The state after `data` from `state` (default: start); -1 once dead."""
+        s = self.start if state is None else state
+        for b in data:
+            s = int(self.transitions[s, self.byte_class[b]])
+            if s < 0:
+                return -1
+        return s
+
+    def fullmatch(self, data: bytes) -> bool:
+        """Whether `data` is in the language."""
+        s = self.walk(data)
+        return s >= 0 and bool(self.accepting[s])
+
+    def nbytes(self) -> int:
+        """Memory held by the tables."""
+        return int(self.byte_class.nbytes + self.transitions.nbytes + self.accepting.nbytes)

@@ -1,0 +1,163 @@
+"""The Matcher: one decoding sequence walking a compiled grammar token by token.
+
+Invariant: the text accepted so far is always a viable prefix of the language (the DFA is
+trimmed, and a token is accepted only if all of its bytes keep the walk alive), so the filled
+mask is never empty before termination: EOS is allowed exactly at complete matches, and some
+token always continues an incomplete one (for vocabularies that hold every single byte).
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from .bitmask import as_bitmask_array
+from .compiled import CompiledGrammar
+from .dfa_kernels import walk_bytes
+
+
+class MatcherError(RuntimeError):
+    """A call the matcher's current state does not allow (e.g. a token after termination)."""
+
+
+def _check_token_id(token_id: Any, size: int) -> int:
+    if isinstance(token_id, bool) or not isinstance(token_id, (int, np.integer)):
+        raise TypeError(f"token id must be an int, got {type(token_id).__name__} {token_id!r}")
+    tid = int(token_id)
+    if not 0 <= tid < size:
+        raise ValueError(f"token id {tid} out of range [0, {size})")
+    return tid
+
+
+class Matcher:
+    """Walks one sequence through a `CompiledGrammar` and fills its next-token bitmask.
+
+    `max_rollback_tokens` bounds the history kept for `rollback` (None: keep everything).
+    """
+
+    def __init__(self, compiled: CompiledGrammar, *, max_rollback_tokens: int | None = None) -> None:
+        if not isinstance(compiled, CompiledGrammar):
+            raise TypeError(f"Matcher needs a CompiledGrammar, got {type(compiled).__name__}")
+        if max_rollback_tokens is not None and (
+            not isinstance(max_rollback_tokens, int) or max_rollback_tokens < 0
+        ):
+            raise ValueError("max_rollback_tokens must be None or a non-negative int")
+        self.compiled = compiled
+        self.max_rollback_tokens = max_rollback_tokens
+        vocab = compiled.vocab
+        self._dfa = compiled.dfa
+        self._sets = compiled.token_sets
+        self._data = vocab.token_data
+        self._offsets = vocab.token_offsets
+        self._eos = frozenset(int(i) for i in vocab.eos_token_ids)
+        self._size = vocab.size
+        self._n_words = self._sets.n_words
+        self._state = self._dfa.start
+        self._terminated = False
+        self._history: deque[int] = deque(maxlen=max_rollback_tokens)
+
+    @property
+    def vocab_size(self) -> int:
+        return self._size
+
+    def fill_next_token_bitmask(self, bitmask: Any, index: int = 0) -> None:
+        """Write the allowed next tokens into row `index` of `bitmask`.
+
+        After termination the row allows only the EOS tokens, so a finished sequence in a batch
+        keeps a well-defined row.
+        """
+        row = as_bitmask_array(bitmask, self._n_words, index)
+        if self._terminated:
+            np.copyto(row, self._sets.eos_row)
+            return
+        self._sets.get(self._state).fill(row)
+
+    def _walk(self, begin: int, end: int, data: np.ndarray) -> int:
+        dfa = self._dfa
+        return int(walk_bytes(dfa.transitions, dfa.byte_class, data, begin, end, self._state))
+
+    def _push(self, new_state: int) -> None:
+        self._history.append(self._state)
+        self._state = new_state
+
+    def accept_token(self, token_id: int) -> bool:
+        """Advance by one token; False (and nothing changes) when it is not allowed here."""
+        tid = _check_token_id(token_id, self._size)
+        if self._terminated:
+            raise MatcherError("the matcher has terminated (EOS accepted); reset or roll back first")
+        if tid in self._eos:
+            if not self._dfa.accepting[self._state]:
+                return False
+            self._push(self._state)
+            self._terminated = True
+            return True
+        begin, end = int(self._offsets[tid]), int(self._offsets[tid + 1])
+        if begin == end:
+            return False
+        nxt = self._walk(begin, end, self._data)
+        if nxt < 0:
+            return False
+        self._push(nxt)
+        return True
+
+    def accept_string(self, text: str | bytes) -> bool:
+        """Advance by the bytes of `text` as one step; all or nothing."""
+        if isinstance(text, str):
+            data = text.encode("utf-8", "surrogatepass")
+        elif isinstance(text, (bytes, bytearray, memoryview)):
+            data = bytes(text)
+        else:
+            raise TypeError(f"accept_string takes str or bytes, got {type(text).__name__}")
+        if self._terminated:
+            raise MatcherError("the matcher has terminated (EOS accepted); reset or roll back first")
+        arr = np.frombuffer(data, dtype=np.uint8)
+        nxt = self._walk(0, len(arr), arr) if len(arr) else self._state
+        if nxt < 0:
+            return False
+        self._push(nxt)
+        return True
+
+    def can_terminate(self) -> bool:
+        """Whether EOS is allowed now: the text so far is a complete match."""
+        return not self._terminated and bool(self._dfa.accepting[self._state])
+
+    def is_terminated(self) -> bool:
+        """Whether EOS has been accepted."""
+        return self._terminated
+
+    @property
+    def num_rollback_steps(self) -> int:
+        """How many steps `rollback` can undo now."""
+        return len(self._history)
+
+    def rollback(self, num_tokens: int) -> None:
+        """Undo the last `num_tokens` accepted steps (tokens, strings, EOS)."""
+        if isinstance(num_tokens, bool) or not isinstance(num_tokens, (int, np.integer)):
+            raise TypeError(f"rollback takes an int, got {num_tokens!r}")
+        n = int(num_tokens)
+        if n < 0 or n > len(self._history):
+            raise ValueError(
+                f"cannot roll back {n} steps: {len(self._history)} are kept"
+                + (f" (max_rollback_tokens={self.max_rollback_tokens})"
+                   if self.max_rollback_tokens is not None else "")
+            )
+        if n == 0:
+            return
+        for _ in range(n - 1):
+            self._history.pop()
+        self._state = self._history.pop()
+        self._terminated = False
+
+    def reset(self) -> None:
+        """Back to the start of the grammar, history cleared."""
+        self._state = self._dfa.start
+        self._terminated = False
+        self._history.clear()
+
+    def copy(self) -> "Matcher":
+        """An independent matcher in the same state, sharing the compiled grammar."""
+        other = Matcher.__new__(Matcher)
+        other.__dict__.update(self.__dict__)
+        other._history = deque(self._history, maxlen=self.max_rollback_tokens)
+        return other

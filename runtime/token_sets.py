@@ -1,0 +1,122 @@
+"""Per-state token sets of a DFA, stored compactly and filled into bitmask rows.
+
+A row of the bitmask is stored as a *default row* (all zeros, the vocabulary's base row of
+every grammar-producible token, or a row of its own) plus *patches*: the words that differ
+from the default and their values. Whichever of the three is smallest is kept, so a state that
+allows a handful of tokens costs a few words, a state that allows nearly everything costs a few
+words, and only mixed states pay for a full row. Filling is then one row copy and one
+scatter, with no Python loop over tokens.
+
+Sets are computed on first use per state (compile time stays near zero) and memoized;
+`precompute()` computes every state up front. Computation is guarded by a lock, so one
+`DFATokenSets` may serve many matchers on many threads.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dfa_kernels import trie_viable
+from .dfa_table import DFATable
+from .token_trie import TokenTrie, token_trie
+from .vocabulary import Vocabulary
+
+
+def bitmask_words(vocab_size: int) -> int:
+    """Words of 32 bits that one bitmask row over `vocab_size` logits needs."""
+    return (vocab_size + 31) // 32
+
+
+def ids_to_row(ids: np.ndarray, n_words: int) -> np.ndarray:
+    """An int32 bitmask row with the bits of `ids` set."""
+    row = np.zeros(n_words, dtype=np.uint32)
+    ids = np.asarray(ids, dtype=np.int64)
+    np.bitwise_or.at(row, ids >> 5, np.left_shift(np.uint32(1), (ids & 31).astype(np.uint32)))
+    return row.view(np.int32)
+
+
+@dataclass(frozen=True, eq=False)
+class StateTokens:
+    """One state's row: `default` (shared or own) with `words[patch_index] = patch_value`."""
+
+    default: np.ndarray
+    patch_index: np.ndarray
+    patch_value: np.ndarray
+    n_allowed: int
+
+    def fill(self, out: np.ndarray) -> None:
+        np.copyto(out, self.default)
+        if len(self.patch_index):
+            out[self.patch_index] = self.patch_value
+
+    def nbytes(self, shared: tuple[np.ndarray, ...]) -> int:
+        own = 0 if any(self.default is s for s in shared) else self.default.nbytes
+        return own + self.patch_index.nbytes + self.patch_value.nbytes
+
+
+class DFATokenSets:
+    """Lazily computed, memoized token sets of every state of one DFA over one vocabulary."""
+
+    def __init__(self, dfa: DFATable, vocab: Vocabulary) -> None:
+        self.dfa = dfa
+        self.vocab = vocab
+        self.trie: TokenTrie = token_trie(vocab)
+        self.n_words = bitmask_words(vocab.size)
+        self.zero_row = np.zeros(self.n_words, dtype=np.int32)
+        self.base_row = ids_to_row(self.trie.ids, self.n_words)
+        self.eos_row = ids_to_row(vocab.eos_token_ids, self.n_words)
+        for r in (self.zero_row, self.base_row, self.eos_row):
+            r.flags.writeable = False
+        self._rows: list[StateTokens | None] = [None] * dfa.n_states
+        self._lock = threading.Lock()
+
+    def allowed_trie_mask(self, state: int) -> np.ndarray:
+        """bool per trie token: viable from `state`."""
+        t = self.trie
+        return trie_viable(self.dfa.transitions, self.dfa.byte_class, np.int32(state),
+                           t.data, t.offsets, t.lcp, t.max_len)
+
+    def _compute(self, state: int) -> StateTokens:
+        ids = self.trie.ids[self.allowed_trie_mask(state)]
+        if self.dfa.accepting[state]:
+            ids = np.concatenate([ids, self.vocab.eos_token_ids])
+        row = ids_to_row(ids, self.n_words)
+        best: StateTokens | None = None
+        for default in (self.zero_row, self.base_row):
+            idx = np.flatnonzero(row != default)
+            if best is None or len(idx) < len(best.patch_index):
+                best = StateTokens(default, idx.astype(np.intp), row[idx].copy(), len(ids))
+        assert best is not None
+        if best.patch_index.nbytes + best.patch_value.nbytes >= row.nbytes:
+            best = StateTokens(row, np.zeros(0, np.intp), np.zeros(0, np.int32), len(ids))
+        for a in (best.default, best.patch_index, best.patch_value):
+            a.flags.writeable = False
+        return best
+
+    def get(self, state: int) -> StateTokens:
+        """The stored row of `state`, computing it on first use."""
+        entry = self._rows[state]
+        if entry is None:
+            with self._lock:
+                entry = self._rows[state]
+                if entry is None:
+                    entry = self._compute(state)
+                    self._rows[state] = entry
+        return entry
+
+    def precompute(self) -> None:
+        """Compute every state's set now."""
+        for s in range(self.dfa.n_states):
+            self.get(s)
+
+    @property
+    def n_computed(self) -> int:
+        return sum(r is not None for r in self._rows)
+
+    def nbytes(self) -> int:
+        """Memory of the stored sets (shared rows counted once)."""
+        shared = (self.zero_row, self.base_row)
+        total = sum(r.nbytes(shared) for r in self._rows if r is not None)
+        return total + self.zero_row.nbytes + self.base_row.nbytes + self.eos_row.nbytes

@@ -1,0 +1,1 @@
+"""grammask.specs: meta-grammars, support matrices and invariants, shipped as package data."""

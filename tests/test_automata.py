@@ -1,0 +1,130 @@
+"""The automata layer alone: IR → NFA → DFA → minimal DFA, with no vocabulary involved."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grammask.compiler import BudgetExceeded, Limits
+from grammask.compiler.counting import count_by_length, generating_function
+from grammask.compiler.dfa import determinize
+from grammask.compiler.equivalence import dfa_difference, nfa_dfa_difference
+from grammask.compiler.ir import EMPTY, NOTHING, CharClass, Choice, Literal, Repeat, Seq
+from grammask.compiler.minimize import minimize
+from grammask.compiler.nfa import build_nfa
+from grammask.compiler.pipeline import ir_to_dfa
+from grammask.compiler.utf8 import utf8_sequences
+
+from .ir_strategies import ALPHABET, ir_trees
+
+ANY_CHAR = CharClass.of([(0, 0x10FFFF)])
+
+
+def brute_force_counts(nfa, max_len: int) -> list[int]:
+    return [
+        sum(nfa.matches(bytes(w)) for w in itertools.product(ALPHABET, repeat=n))
+        for n in range(max_len + 1)
+    ]
+
+
+def test_any_scalar_value_is_exactly_valid_utf8() -> None:
+    dfa = ir_to_dfa(ANY_CHAR)
+    # 1-, 2-, 3- (minus 2,048 surrogates) and 4-byte scalar values; no other byte string.
+    assert count_by_length(dfa, 5) == [0, 128, 1920, 61440, 1048576, 0]
+    for bad in (b"\xc0\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x80", b"\xff", b"\xe4\xb8"):
+        assert not dfa.fullmatch(bad)
+    for ch in ("\x00", "\x7f", "\x80", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uffff", "\U00010000", "\U0010ffff"):
+        assert dfa.fullmatch(ch.encode("utf-8"))
+
+
+@given(st.integers(0, 0x10FFFF), st.integers(0, 0x10FFFF), st.lists(st.integers(0, 0x10FFFF), max_size=20))
+@settings(max_examples=300, deadline=None)
+def test_utf8_sequences_cover_exactly_the_range(a: int, b: int, probes: list[int]) -> None:
+    lo, hi = min(a, b), max(a, b)
+    seqs = list(utf8_sequences(lo, hi))
+    for cp in probes + [lo, hi, lo - 1, hi + 1]:
+        if not 0 <= cp <= 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
+            continue
+        enc = chr(cp).encode("utf-8")
+        hit = any(
+            len(s) == len(enc) and all(r[0] <= x <= r[1] for r, x in zip(s, enc)) for s in seqs
+        )
+        assert hit == (lo <= cp <= hi), hex(cp)
+
+
+@given(ir_trees())
+@settings(max_examples=400, deadline=None)
+def test_determinize_and_minimize_preserve_the_language(node) -> None:
+    nfa = build_nfa(node)
+    dfa = determinize(nfa)
+    assert nfa_dfa_difference(nfa, dfa) is None
+    small = minimize(dfa)
+    assert dfa_difference(dfa, small) is None
+    assert nfa_dfa_difference(nfa, small) is None
+    assert small.n_states <= dfa.n_states
+    again = minimize(small)
+    assert again.n_states == small.n_states
+    assert (again.transitions == small.transitions).all()
+    counts = count_by_length(small, 5)
+    assert counts == count_by_length(dfa, 5) == brute_force_counts(nfa, 5)
+
+
+@given(ir_trees(max_leaves=6))
+@settings(max_examples=60, deadline=None)
+def test_generating_function_is_invariant_and_counts_strings(node) -> None:
+    import sympy
+
+    dfa = determinize(build_nfa(node))
+    if dfa.n_states > 25:
+        return
+    small = minimize(dfa)
+    g_big, g_small = generating_function(dfa), generating_function(small)
+    assert sympy.simplify(g_big - g_small) == 0
+    z = sympy.Symbol("z")
+    series = sympy.series(g_small, z, 0, 6).removeO()
+    coeffs = [int(series.coeff(z, n)) for n in range(6)]
+    assert coeffs == brute_force_counts(build_nfa(node), 5)
+
+
+def test_difference_finds_a_shortest_witness() -> None:
+    a = ir_to_dfa(Repeat(Literal(b"a"), 0, None))
+    b = ir_to_dfa(Repeat(Literal(b"a"), 0, 3))
+    assert dfa_difference(a, b) == b"aaaa"
+    assert dfa_difference(a, a) is None
+
+
+def test_empty_language_and_empty_string() -> None:
+    nothing = ir_to_dfa(NOTHING)
+    assert nothing.is_empty_language and nothing.n_states == 1
+    assert ir_to_dfa(CharClass(())).is_empty_language
+    assert ir_to_dfa(Seq((Literal(b"a"), CharClass(())))).is_empty_language
+    empty = ir_to_dfa(EMPTY)
+    assert empty.fullmatch(b"") and not empty.fullmatch(b"a") and empty.n_states == 1
+
+
+def test_the_lessons_running_example_has_eleven_states() -> None:
+    digits = Repeat(CharClass.of([(48, 57)]), 1, None)
+    dfa = ir_to_dfa(Seq((Literal(b'{"age": '), digits, Literal(b"}"))))
+    assert dfa.n_states == 11
+    assert dfa.fullmatch(b'{"age": 42}') and not dfa.fullmatch(b'{"age": }')
+
+
+def test_exponential_blowup_is_bounded_and_reported() -> None:
+    ab = Choice((Literal(b"a"), Literal(b"b")))
+    node = Seq((Repeat(ab, 0, None), Literal(b"a"), Repeat(ab, 20, 20)))
+    with pytest.raises(BudgetExceeded) as err:
+        ir_to_dfa(node, Limits(max_dfa_states=5000))
+    assert "max_dfa_states=5000" in str(err.value)
+    with pytest.raises(BudgetExceeded, match="max_repeat"):
+        ir_to_dfa(Repeat(Literal(b"a"), 0, 50_000))
+    with pytest.raises(BudgetExceeded, match="max_nfa_states"):
+        ir_to_dfa(Repeat(Literal(b"abc"), 1000, 1000), Limits(max_nfa_states=500))
+
+
+def test_deep_nesting_does_not_recurse() -> None:
+    node = Literal(b"x")
+    for _ in range(20_000):
+        node = Seq((node,))
+    assert ir_to_dfa(node).fullmatch(b"x")
