@@ -5,6 +5,7 @@ from ..runtime.compiled import CompiledGrammar
 from ..runtime.dfa_table import DFATable
 from ..runtime.vocabulary import Vocabulary
 from .dfa import determinize
+from .errors import GrammarError
 from .ir import Node
 from .limits import DEFAULT_LIMITS, Limits
 from .minimize import minimize
@@ -28,7 +29,13 @@ def compile_ir(
     """Compile an IR expression against `vocab`; token sets are lazy unless `precompute`."""
     if not isinstance(vocab, Vocabulary):
         raise TypeError(f"vocab must be a grammask.runtime.Vocabulary, got {type(vocab).__name__}")
-    compiled = CompiledGrammar(vocab=vocab, dfa=ir_to_dfa(node, limits), source=source)
+    dfa = ir_to_dfa(node, limits)
+    if dfa.is_empty_language:
+        raise GrammarError(
+            "the language is empty: no string matches, so no token could ever be allowed",
+            code="empty-language",
+        )
+    compiled = CompiledGrammar(vocab=vocab, dfa=dfa, source=source)
     if precompute:
         compiled.token_sets.precompute()
     return compiled

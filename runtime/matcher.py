@@ -56,6 +56,10 @@ class Matcher:
         self._state = self._dfa.start
         self._terminated = False
         self._history: deque[int] = deque(maxlen=max_rollback_tokens)
+        # The last bitmask that passed validation: repeated fills into it skip the checks on
+        # the hot path (numpy still bounds-checks every write if its shape is changed later).
+        self._checked_bitmask: np.ndarray | None = None
+        self._checked_rows = 0
 
     @property
     def vocab_size(self) -> int:
@@ -67,7 +71,13 @@ class Matcher:
         After termination the row allows only the EOS tokens, so a finished sequence in a batch
         keeps a well-defined row.
         """
-        row = as_bitmask_array(bitmask, self._n_words, index)
+        if bitmask is self._checked_bitmask and type(index) is int and 0 <= index < self._checked_rows:
+            row = bitmask[index]
+        else:
+            row = as_bitmask_array(bitmask, self._n_words, index)
+            if type(bitmask) is np.ndarray:
+                self._checked_bitmask = bitmask
+                self._checked_rows = bitmask.shape[0]
         if self._terminated:
             np.copyto(row, self._sets.eos_row)
             return
