@@ -11,6 +11,7 @@ from collections import deque
 
 import numpy as np
 
+from ..runtime.dfa_kernels import reachable_and_live
 from ..runtime.dfa_table import DFATable
 from .limits import DEFAULT_LIMITS, Limits
 from .nfa import NFA
@@ -85,19 +86,8 @@ def trim(
 ) -> DFATable:
     """Drop states that are unreachable or cannot reach acceptance; renumber breadth-first."""
     n = transitions.shape[0]
-    pred: list[list[int]] = [[] for _ in range(n)]
-    for s in range(n):
-        for t in set(transitions[s].tolist()):
-            if t >= 0:
-                pred[t].append(s)
-    live = np.zeros(n, dtype=bool)
-    stack = [int(s) for s in np.flatnonzero(accepting)]
-    live[stack] = True
-    while stack:
-        for p in pred[stack.pop()]:
-            if not live[p]:
-                live[p] = True
-                stack.append(p)
+    _, live = reachable_and_live(np.ascontiguousarray(transitions, dtype=np.int32),
+                                 np.ascontiguousarray(accepting, dtype=np.bool_), start)
     k = transitions.shape[1]
     if not live[start]:
         return DFATable(
@@ -106,6 +96,7 @@ def trim(
             accepting=np.zeros(1, dtype=bool),
             start=0,
         )
+    live_list = live.tolist()
     new_id = {start: 0}
     order = [start]
     i = 0
@@ -113,7 +104,7 @@ def trim(
         s = order[i]
         i += 1
         for t in transitions[s].tolist():
-            if t >= 0 and live[t] and t not in new_id:
+            if t >= 0 and live_list[t] and t not in new_id:
                 new_id[t] = len(order)
                 order.append(t)
     old = np.array(order, dtype=np.int64)

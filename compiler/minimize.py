@@ -27,7 +27,7 @@ def minimize(dfa: DFATable) -> DFATable:
     for c in range(k):
         col = total[:, c]
         order = np.argsort(col, kind="stable")
-        bounds = np.searchsorted(col[order], np.arange(n + 2))
+        bounds = np.searchsorted(col[order], np.arange(n + 2)).tolist()
         order_list = order.tolist()
         preds.append([order_list[bounds[q]:bounds[q + 1]] for q in range(n + 1)])
 

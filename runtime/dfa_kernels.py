@@ -48,3 +48,56 @@ def trie_viable(transitions, byte_class, state, data, offsets, lcp, max_len):  #
         good = p
         out[i] = p == length
     return out
+
+
+@njit(cache=True, nogil=True)
+def reachable_and_live(transitions, accepting, start):  # type: ignore[no-untyped-def]
+    """(reachable from start, can reach an accepting state) per state; -1 entries are skipped."""
+    n, k = transitions.shape
+    reach = np.zeros(n, dtype=np.bool_)
+    stack = np.empty(n, dtype=np.int64)
+    reach[start] = True
+    stack[0] = start
+    top = 1
+    while top:
+        top -= 1
+        s = stack[top]
+        for c in range(k):
+            t = transitions[s, c]
+            if t >= 0 and not reach[t]:
+                reach[t] = True
+                stack[top] = t
+                top += 1
+    counts = np.zeros(n + 1, dtype=np.int64)
+    for s in range(n):
+        for c in range(k):
+            t = transitions[s, c]
+            if t >= 0:
+                counts[t + 1] += 1
+    for s in range(n):
+        counts[s + 1] += counts[s]
+    preds = np.empty(counts[n], dtype=np.int64)
+    fill = counts[:n].copy()
+    for s in range(n):
+        for c in range(k):
+            t = transitions[s, c]
+            if t >= 0:
+                preds[fill[t]] = s
+                fill[t] += 1
+    live = np.zeros(n, dtype=np.bool_)
+    top = 0
+    for s in range(n):
+        if accepting[s]:
+            live[s] = True
+            stack[top] = s
+            top += 1
+    while top:
+        top -= 1
+        s = stack[top]
+        for j in range(counts[s], counts[s + 1]):
+            p = preds[j]
+            if not live[p]:
+                live[p] = True
+                stack[top] = p
+                top += 1
+    return reach, live

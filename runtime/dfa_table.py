@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .dfa_kernels import reachable_and_live
+
 
 def _frozen(a: np.ndarray, dtype: type, name: str) -> np.ndarray:
     if not isinstance(a, np.ndarray):
@@ -64,29 +66,11 @@ class DFATable:
         n = self.n_states
         if n == 1 and not self.accepting[0] and (self.transitions == -1).all():
             return
-        succ = [set(int(t) for t in row if t >= 0) for row in self.transitions]
-        reach = {self.start}
-        stack = [self.start]
-        while stack:
-            for t in succ[stack.pop()]:
-                if t not in reach:
-                    reach.add(t)
-                    stack.append(t)
-        if len(reach) != n:
-            raise ValueError(f"DFA not trimmed: {n - len(reach)} states unreachable from start")
-        pred: list[list[int]] = [[] for _ in range(n)]
-        for s, ts in enumerate(succ):
-            for t in ts:
-                pred[t].append(s)
-        live = set(int(s) for s in np.flatnonzero(self.accepting))
-        stack = list(live)
-        while stack:
-            for p in pred[stack.pop()]:
-                if p not in live:
-                    live.add(p)
-                    stack.append(p)
-        if len(live) != n:
-            raise ValueError(f"DFA not trimmed: {n - len(live)} states cannot reach acceptance")
+        reach, live = reachable_and_live(self.transitions, self.accepting, self.start)
+        if not reach.all():
+            raise ValueError(f"DFA not trimmed: {n - int(reach.sum())} states unreachable from start")
+        if not live.all():
+            raise ValueError(f"DFA not trimmed: {n - int(live.sum())} states cannot reach acceptance")
 
     @property
     def n_states(self) -> int:
