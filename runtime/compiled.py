@@ -1,6 +1,7 @@
 """A grammar compiled against one vocabulary: what a `Matcher` runs."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from .dfa_table import DFATable
@@ -23,6 +24,13 @@ class CompiledGrammar:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "token_sets", DFATokenSets(self.dfa, self.vocab))
+
+    @functools.cached_property
+    def transition_lists(self) -> tuple[list[list[int]], list[int], list[bool]]:
+        """The DFA as Python lists (transitions, byte classes, accepting), for walking one
+        short token without a call into compiled code."""
+        d = self.dfa
+        return d.transitions.tolist(), d.byte_class.tolist(), d.accepting.tolist()
 
     @property
     def vocab_size(self) -> int:

@@ -21,17 +21,18 @@ def walk_bytes(transitions, byte_class, data, begin, end, state):  # type: ignor
 
 
 @njit(cache=True, nogil=True)
-def trie_viable(transitions, byte_class, state, data, offsets, lcp, max_len):  # type: ignore[no-untyped-def]
-    """bool per trie token: whether its bytes walk from `state` without dying.
+def trie_token_row(transitions, byte_class, state, data, offsets, lcp, ids, max_len, row):  # type: ignore[no-untyped-def]
+    """Set in `row` (uint32 bitmask words) the bit of every trie token whose bytes walk from
+    `state` without dying; return how many were set.
 
     A depth-first walk of the sorted trie: states of the shared prefix are reused, and a token
     extending a prefix that already died is rejected without reading its bytes.
     """
     m = len(lcp)
-    out = np.zeros(m, dtype=np.bool_)
     stack = np.empty(max_len + 1, dtype=np.int32)
     stack[0] = state
     good = 0
+    count = 0
     for i in range(m):
         p = lcp[i]
         if p > good:
@@ -46,8 +47,11 @@ def trie_viable(transitions, byte_class, state, data, offsets, lcp, max_len):  #
             p += 1
             stack[p] = s
         good = p
-        out[i] = p == length
-    return out
+        if p == length:
+            t = ids[i]
+            row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+            count += 1
+    return count
 
 
 @njit(cache=True, nogil=True)

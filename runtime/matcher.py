@@ -48,8 +48,8 @@ class Matcher:
         vocab = compiled.vocab
         self._dfa = compiled.dfa
         self._sets = compiled.token_sets
-        self._data = vocab.token_data
-        self._offsets = vocab.token_offsets
+        self._tokens = vocab.grammar_token_list
+        self._tl, self._bc, self._accepting = compiled.transition_lists
         self._eos = frozenset(int(i) for i in vocab.eos_token_ids)
         self._size = vocab.size
         self._n_words = self._sets.n_words
@@ -83,9 +83,18 @@ class Matcher:
             return
         self._sets.get(self._state).fill(row)
 
-    def _walk(self, begin: int, end: int, data: np.ndarray) -> int:
-        dfa = self._dfa
-        return int(walk_bytes(dfa.transitions, dfa.byte_class, data, begin, end, self._state))
+    def _walk(self, data: bytes) -> int:
+        if len(data) > 64:
+            dfa = self._dfa
+            arr = np.frombuffer(data, dtype=np.uint8)
+            return int(walk_bytes(dfa.transitions, dfa.byte_class, arr, 0, len(arr), self._state))
+        s = self._state
+        tl, bc = self._tl, self._bc
+        for b in data:
+            s = tl[s][bc[b]]
+            if s < 0:
+                return -1
+        return s
 
     def _push(self, new_state: int) -> None:
         self._history.append(self._state)
@@ -93,19 +102,22 @@ class Matcher:
 
     def accept_token(self, token_id: int) -> bool:
         """Advance by one token; False (and nothing changes) when it is not allowed here."""
-        tid = _check_token_id(token_id, self._size)
+        if type(token_id) is int and 0 <= token_id < self._size:
+            tid = token_id
+        else:
+            tid = _check_token_id(token_id, self._size)
         if self._terminated:
             raise MatcherError("the matcher has terminated (EOS accepted); reset or roll back first")
         if tid in self._eos:
-            if not self._dfa.accepting[self._state]:
+            if not self._accepting[self._state]:
                 return False
             self._push(self._state)
             self._terminated = True
             return True
-        begin, end = int(self._offsets[tid]), int(self._offsets[tid + 1])
-        if begin == end:
+        data = self._tokens[tid]
+        if not data:
             return False
-        nxt = self._walk(begin, end, self._data)
+        nxt = self._walk(data)
         if nxt < 0:
             return False
         self._push(nxt)
@@ -121,8 +133,7 @@ class Matcher:
             raise TypeError(f"accept_string takes str or bytes, got {type(text).__name__}")
         if self._terminated:
             raise MatcherError("the matcher has terminated (EOS accepted); reset or roll back first")
-        arr = np.frombuffer(data, dtype=np.uint8)
-        nxt = self._walk(0, len(arr), arr) if len(arr) else self._state
+        nxt = self._walk(data)
         if nxt < 0:
             return False
         self._push(nxt)
@@ -130,7 +141,7 @@ class Matcher:
 
     def can_terminate(self) -> bool:
         """Whether EOS is allowed now: the text so far is a complete match."""
-        return not self._terminated and bool(self._dfa.accepting[self._state])
+        return not self._terminated and self._accepting[self._state]
 
     def is_terminated(self) -> bool:
         """Whether EOS has been accepted."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dfa_kernels import trie_viable
+from .dfa_kernels import trie_token_row
 from .dfa_table import DFATable
 from .token_trie import TokenTrie, token_trie
 from .vocabulary import Vocabulary
@@ -72,25 +72,23 @@ class DFATokenSets:
         self._rows: list[StateTokens | None] = [None] * dfa.n_states
         self._lock = threading.Lock()
 
-    def allowed_trie_mask(self, state: int) -> np.ndarray:
-        """bool per trie token: viable from `state`."""
-        t = self.trie
-        return trie_viable(self.dfa.transitions, self.dfa.byte_class, np.int32(state),
-                           t.data, t.offsets, t.lcp, t.max_len)
-
     def _compute(self, state: int) -> StateTokens:
-        ids = self.trie.ids[self.allowed_trie_mask(state)]
+        t = self.trie
+        words = np.zeros(self.n_words, dtype=np.uint32)
+        n_allowed = trie_token_row(self.dfa.transitions, self.dfa.byte_class, np.int32(state),
+                                   t.data, t.offsets, t.lcp, t.ids, t.max_len, words)
+        row = words.view(np.int32)
         if self.dfa.accepting[state]:
-            ids = np.concatenate([ids, self.vocab.eos_token_ids])
-        row = ids_to_row(ids, self.n_words)
+            row |= self.eos_row
+            n_allowed += len(self.vocab.eos_token_ids)
         best: StateTokens | None = None
         for default in (self.zero_row, self.base_row):
             idx = np.flatnonzero(row != default)
             if best is None or len(idx) < len(best.patch_index):
-                best = StateTokens(default, idx.astype(np.intp), row[idx].copy(), len(ids))
+                best = StateTokens(default, idx.astype(np.intp), row[idx], int(n_allowed))
         assert best is not None
         if best.patch_index.nbytes + best.patch_value.nbytes >= row.nbytes:
-            best = StateTokens(row, np.zeros(0, np.intp), np.zeros(0, np.int32), len(ids))
+            best = StateTokens(row, np.zeros(0, np.intp), np.zeros(0, np.int32), int(n_allowed))
         for a in (best.default, best.patch_index, best.patch_value):
             a.flags.writeable = False
         return best
