@@ -1,14 +1,9 @@
-"""Hypothesis profiles: `ci` (default, what .ci/run uses) and `thorough` (local, long)."""
+"""Hypothesis settings shared by every property (example counts: see budget.py)."""
 from __future__ import annotations
-
-import os
 
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
-    "ci", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    "grammask", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
-settings.register_profile(
-    "thorough", parent=settings.get_profile("ci"), max_examples=5000
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+settings.load_profile("grammask")

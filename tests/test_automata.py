@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from .budget import examples
+
 from grammask.compiler import BudgetExceeded, Limits
 from grammask.compiler.counting import count_by_length, generating_function
 from grammask.compiler.dfa import determinize
@@ -40,7 +42,7 @@ def test_any_scalar_value_is_exactly_valid_utf8() -> None:
 
 
 @given(st.integers(0, 0x10FFFF), st.integers(0, 0x10FFFF), st.lists(st.integers(0, 0x10FFFF), max_size=20))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_utf8_sequences_cover_exactly_the_range(a: int, b: int, probes: list[int]) -> None:
     lo, hi = min(a, b), max(a, b)
     seqs = list(utf8_sequences(lo, hi))
@@ -55,7 +57,7 @@ def test_utf8_sequences_cover_exactly_the_range(a: int, b: int, probes: list[int
 
 
 @given(ir_trees())
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 def test_determinize_and_minimize_preserve_the_language(node) -> None:
     nfa = build_nfa(node)
     dfa = determinize(nfa)
@@ -72,7 +74,7 @@ def test_determinize_and_minimize_preserve_the_language(node) -> None:
 
 
 @given(ir_trees(max_leaves=6))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_generating_function_is_invariant_and_counts_strings(node) -> None:
     import sympy
 

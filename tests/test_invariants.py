@@ -17,6 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from .budget import examples
+
 from grammask.compiler import GrammarError, compile_regex
 from grammask.runtime import Matcher, Vocabulary, allocate_token_bitmask
 
@@ -116,7 +118,7 @@ def is_eos(vocab: Vocabulary, tid: int) -> bool:
 
 
 @given(any_pattern, st.integers(0, 9), st.randoms(use_true_random=False))
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 def test_mask_equals_brute_force(pattern: str, padding: int, rng: random.Random) -> None:
     vocab = small_vocabulary(padding)
     matcher = Matcher(compiled_small(pattern, padding))
@@ -159,7 +161,7 @@ def walk(matcher: Matcher, vocab: Vocabulary, rng: random.Random, max_steps: int
 
 
 @given(any_pattern, st.randoms(use_true_random=False))
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 def test_soundness_small_vocabulary(pattern: str, rng: random.Random) -> None:
     vocab = small_vocabulary()
     text, ended = walk(Matcher(compiled_small(pattern)), vocab, rng, 40)
@@ -168,7 +170,7 @@ def test_soundness_small_vocabulary(pattern: str, rng: random.Random) -> None:
 
 
 @given(st.sampled_from(PATTERNS), st.randoms(use_true_random=False))
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 def test_soundness_default_vocabulary(pattern: str, rng: random.Random) -> None:
     vocab = Vocabulary.default()
     text, ended = walk(Matcher(compiled_default(pattern)), vocab, rng, 30)
@@ -210,7 +212,7 @@ def pattern_and_string(draw: st.DrawFn, pool: st.SearchStrategy[str] = any_patte
 
 
 @given(pattern_and_string(), st.randoms(use_true_random=False))
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 def test_completeness_small_vocabulary(case: tuple[str, str], rng: random.Random) -> None:
     pattern, text = case
     vocab = small_vocabulary()
@@ -220,7 +222,7 @@ def test_completeness_small_vocabulary(case: tuple[str, str], rng: random.Random
 
 
 @given(pattern_and_string(st.sampled_from(PATTERNS)), st.randoms(use_true_random=False))
-@settings(max_examples=80)
+@settings(max_examples=examples(80))
 def test_completeness_default_vocabulary(case: tuple[str, str], rng: random.Random) -> None:
     pattern, text = case
     vocab = Vocabulary.default()
@@ -252,7 +254,7 @@ def test_hand_picked_unicode_under_usual_tokenization(pattern: str, text: str) -
 
 
 @given(any_pattern, st.randoms(use_true_random=False), st.integers(1, 8))
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 def test_rollback_and_copy(pattern: str, rng: random.Random, k: int) -> None:
     vocab = small_vocabulary()
     matcher = Matcher(compiled_small(pattern))

@@ -1,0 +1,233 @@
+"""Tests for the `grammask` command line (grammask.compiler.cli) and diagnostics rendering."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from grammask.compiler import GrammarError
+from grammask.compiler.cli import main
+from grammask.compiler.diagnostics import render_diagnostic
+
+AGE = r'\{"age": [0-9]+\}'
+TOKENIZERS = Path(__file__).parent / "data" / "tokenizers"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    return code, captured.out, captured.err
+
+
+# ------------------------------------------------------------------ compile
+
+def test_compile_regex_prints_stats(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "compile", "--regex", AGE)
+    assert code == 0
+    assert out.startswith("<regex>: compiled in ")
+    assert "11 states" in out and "151,851 ids" in out
+    assert "computed on first use" in out
+
+
+def test_compile_precompute_reports_token_sets(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "compile", "--regex", AGE, "--precompute")
+    assert code == 0
+    line = next(l for l in out.splitlines() if "token sets" in l)
+    assert "11 states" in line and "bytes" in line and "allowed tokens per state" in line
+
+
+def test_compile_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    f = tmp_path / "age.regex"
+    f.write_text(AGE + "\n", encoding="utf-8")
+    code, out, _ = run(capsys, "compile", str(f))
+    assert code == 0
+    assert out.startswith(f"{f}: compiled") and "11 states" in out
+
+
+def test_compile_other_vocabulary(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "compile", "--regex", "[a-z]+",
+                       "--vocab", str(TOKENIZERS / "byte_level_bpe.json"))
+    assert code == 0 and "byte_level_bpe.json" in out
+
+
+def test_compile_missing_vocabulary(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, "compile", "--regex", "a", "--vocab", str(tmp_path / "nope.json"))
+    assert code == 2 and "nope.json" in err
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]", encoding="utf-8")
+    code, _, err = run(capsys, "compile", "--regex", "a", "--vocab", str(bad))
+    assert code == 2 and "bad.json: cannot read a vocabulary" in err
+
+
+# ------------------------------------------------------------------ diagnostics
+
+def test_bad_regex_diagnostic_with_caret(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "compile", "--regex", "a(?=b)")
+    assert code == 2 and out == ""
+    lines = err.splitlines()
+    assert lines[0].startswith("<regex>:1:2: error: lookahead")
+    assert lines[0].endswith("[regex-unsupported]")
+    assert lines[1] == " 1 | a(?=b)"
+    assert lines[2] == "   |  ^"
+
+
+def test_diagnostic_in_a_multi_line_file(capsys: pytest.CaptureFixture[str],
+                                         tmp_path: Path) -> None:
+    f = tmp_path / "two.regex"
+    f.write_text("abc\nd[e\n", encoding="utf-8")
+    code, _, err = run(capsys, "compile", str(f))
+    assert code == 2
+    lines = err.splitlines()
+    assert lines[0].startswith(f"{f}:2:2: error: ")
+    assert lines[1:] == [" 2 | d[e", "   |  ^"]
+
+
+def test_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    missing = tmp_path / "missing.regex"
+    code, _, err = run(capsys, "compile", str(missing))
+    assert code == 2
+    assert err.startswith("grammask: error: ") and str(missing) in err
+    assert "No such file" in err
+
+
+def test_directory_and_invalid_utf8(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, "compile", str(tmp_path))
+    assert code == 2 and str(tmp_path) in err
+    bad = tmp_path / "bad.regex"
+    bad.write_bytes(b"ab\xffc")
+    code, _, err = run(capsys, "compile", str(bad))
+    assert code == 2 and str(bad) in err and "UTF-8" in err and "byte 2" in err
+    code, _, err = run(capsys, "check", "--regex", "a", "--text-file", str(bad))
+    assert code == 2 and str(bad) in err
+
+
+def test_budget_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "compile", "--regex", "(a|b)*a(a|b){6}",
+                       "--limit", "max_dfa_states=10")
+    assert code == 2
+    assert err.startswith("<regex>: error: ")
+    assert "max_dfa_states=10" in err and "[budget]" in err
+    code, _, _ = run(capsys, "compile", "--regex", "(a|b)*a(a|b){6}",
+                     "--limit", "max_dfa_states=1000")
+    assert code == 0
+
+
+def test_repeat_limit_points_at_the_pattern(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "check", "--regex", "xa{50}", "--limit", "max_repeat=10", "x")
+    assert code == 2 and "max_repeat" in err and err.startswith("<regex>:1:")
+
+
+@pytest.mark.parametrize("limit, needle", [
+    ("max_states=10", "unknown limit"),
+    ("max_dfa_states", "NAME=VALUE"),
+    ("max_dfa_states=lots", "integer"),
+    ("max_dfa_states=0", "positive"),
+])
+def test_bad_limits(capsys: pytest.CaptureFixture[str], limit: str, needle: str) -> None:
+    code, _, err = run(capsys, "compile", "--regex", "a", "--limit", limit)
+    assert code == 2 and needle in err
+    if needle == "unknown limit":
+        assert "max_states" in err and "max_dfa_states" in err
+
+
+def test_pattern_source_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert run(capsys, "compile")[0] == 2
+    assert run(capsys, "compile", "--regex", "a", str(tmp_path / "x.regex"))[0] == 2
+    assert run(capsys, "check", "--regex", "a")[0] == 2
+    assert run(capsys, "frobnicate")[0] == 2
+
+
+def test_render_diagnostic_shapes() -> None:
+    no_line = GrammarError("too big", code="budget")
+    assert render_diagnostic("<regex>", "abc", no_line) == "<regex>: error: too big [budget]"
+    tabbed = GrammarError("here", line=1, column=3)
+    assert render_diagnostic("f", "\tab", tabbed, "warning").splitlines() == [
+        "f:1:3: warning: here", " 1 | \tab", "   | \t ^"]
+    wide = GrammarError("here", line=1, column=3)
+    assert render_diagnostic("f", "中文x", wide).splitlines()[2] == "   |     ^"
+    pointer = GrammarError("bad type", pointer="/properties/age")
+    assert render_diagnostic("s.json", "{}", pointer) == "s.json: error: at /properties/age: bad type"
+    long = render_diagnostic("f", "y" * 500 + "q", GrammarError("q", line=1, column=501))
+    shown, caret = long.splitlines()[1:]
+    assert len(shown) < 120 and shown[caret.index("^")] == "q"
+
+
+# ------------------------------------------------------------------ check
+
+def test_check_match(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "check", "--regex", AGE, '{"age": 42}')
+    assert code == 0
+    assert out.splitlines() == ["<text>: match", "1 of 1 text matches"]
+
+
+def test_check_mismatch_offset_and_column(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "check", "--regex", AGE, '{"age": 42}', '{"age": x}')
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == "<text 1>: match"
+    assert lines[1].startswith("<text 2>:1:9: error: no match: at byte offset 8, 'x' ")
+    assert lines[1].endswith("[no-match]")
+    assert lines[2:4] == [" 1 | {\"age\": x}", "   |         ^"]
+    assert lines[-1] == "1 of 2 texts match"
+
+
+def test_check_line_and_column_after_newlines(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "check", "--regex", "(é+\n)+", "éé\néx")
+    assert code == 1
+    assert out.startswith("<text>:2:2: error: no match: at byte offset 7, 'x'")
+
+
+def test_check_incomplete_prefix(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "check", "--regex", AGE, '{"age": ')
+    assert code == 1
+    first = out.splitlines()[0]
+    assert first.startswith("<text>:1:9: error: incomplete: all 8 bytes are a viable prefix")
+    assert first.endswith("[incomplete]")
+
+
+def test_check_file_and_text_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    pattern = tmp_path / "age.regex"
+    pattern.write_text(AGE + "\n", encoding="utf-8")
+    good, newline = tmp_path / "good.txt", tmp_path / "newline.txt"
+    good.write_text('{"age": 7}', encoding="utf-8")
+    newline.write_text('{"age": 7}\n', encoding="utf-8")
+    code, out, _ = run(capsys, "check", str(pattern), "--text-file", str(good))
+    assert code == 0 and f"{good}: match" in out
+    code, out, _ = run(capsys, "check", str(pattern), "--text-file", str(newline))
+    assert code == 1 and f"{newline}:1:11: error: no match: at byte offset 10, '\\n'" in out
+    code, _, err = run(capsys, "check", str(pattern), "--text-file", str(tmp_path / "none"))
+    assert code == 2 and "none: cannot read" in err
+
+
+def test_check_bad_regex(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "check", "--regex", "a{3,2}", "aaa")
+    assert code == 2 and out == ""
+    assert err.startswith("<regex>:1:2: error: bad repetition")
+
+
+# ------------------------------------------------------------------ demo and script
+
+def test_demo_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "demo", "--n", "8", "--seed", "2", "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert result["n"] == 8 and result["constrained_rate"] == 1.0
+
+
+def test_demo_bad_patterns(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "demo", "--n", "2", "--pattern", "a(?=b)")
+    assert code == 2 and err.startswith("<regex>:1:2: error: lookahead")
+    code, _, err = run(capsys, "demo", "--n", "0")
+    assert code == 2 and "--n" in err
+
+
+def test_console_script_runs() -> None:
+    script = shutil.which("grammask")
+    assert script is not None, "the grammask console script is not installed"
+    proc = subprocess.run([script, "--help"], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 0
+    assert "demo" in proc.stdout and "compile" in proc.stdout and "check" in proc.stdout
