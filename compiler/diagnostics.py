@@ -1,11 +1,41 @@
-"""Compiler-style rendering of a `GrammarError`: location, message, source line and caret."""
+"""Diagnostics (errors, warnings, notes about a grammar) and their compiler-style rendering:
+location, message, source line and caret."""
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass
 
 from .errors import GrammarError
+from .ir import Span
 
-__all__ = ["render_diagnostic"]
+__all__ = ["SEVERITIES", "Diagnostic", "render", "render_diagnostic"]
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding about a grammar: severity, a stable code (documented in
+    specs/diagnostics.md), a message, and where (a span, and a JSON pointer for schemas)."""
+
+    severity: str
+    code: str
+    message: str
+    span: Span | None = None
+    pointer: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity must be one of {SEVERITIES}, got {self.severity!r}")
+
+    @classmethod
+    def from_error(cls, error: GrammarError, severity: str = "error") -> "Diagnostic":
+        """The diagnostic of a raised `GrammarError`."""
+        span = None
+        if error.line is not None:
+            col = error.column if error.column is not None else 0
+            span = Span(error.line, col, error.line, col, error.source)
+        return cls(severity, error.code or "", error.message, span, error.pointer)
 
 _WINDOW = 100
 _CONTEXT = 60
@@ -46,27 +76,34 @@ def _snippet(line_text: str, column: int | None) -> tuple[str, str | None]:
     return shown, "".join(map(_pad, shown[: col - 1])) + "^"
 
 
-def render_diagnostic(path: str, source_text: str, error: GrammarError,
-                      severity: str = "error") -> str:
+def render(path: str, source_text: str, diag: Diagnostic) -> str:
     """`path:line:col: severity: message [code]`, then the source line with a caret under the
-    column (when the error has a line inside `source_text`). No trailing newline."""
+    column (when the span has a line inside `source_text`). No trailing newline."""
+    line = diag.span.line if diag.span else None
+    column = diag.span.column if diag.span and diag.span.column else None
     where = path
-    if error.line is not None:
-        where += f":{error.line}"
-        if error.column is not None:
-            where += f":{error.column}"
-    message = error.message
-    if error.pointer:
-        message = f"at {error.pointer}: {message}"
-    head = f"{where}: {severity}: {message}"
-    if error.code:
-        head += f" [{error.code}]"
+    if line is not None:
+        where += f":{line}"
+        if column is not None:
+            where += f":{column}"
+    message = diag.message
+    if diag.pointer:
+        message = f"at {diag.pointer}: {message}"
+    head = f"{where}: {diag.severity}: {message}"
+    if diag.code:
+        head += f" [{diag.code}]"
     lines = source_text.split("\n")
-    if error.line is None or not 1 <= error.line <= len(lines):
+    if line is None or not 1 <= line <= len(lines):
         return head
-    shown, caret = _snippet(lines[error.line - 1], error.column)
-    gutter = str(error.line)
+    shown, caret = _snippet(lines[line - 1], column)
+    gutter = str(line)
     out = [head, f" {gutter} | {shown}"]
     if caret is not None:
         out.append(f" {' ' * len(gutter)} | {caret}")
     return "\n".join(out)
+
+
+def render_diagnostic(path: str, source_text: str, error: GrammarError,
+                      severity: str = "error") -> str:
+    """`render` for a raised `GrammarError`."""
+    return render(path, source_text, Diagnostic.from_error(error, severity))

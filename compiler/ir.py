@@ -1,14 +1,22 @@
-"""The grammar IR: expressions over bytes and Unicode code points, shared by every frontend.
+"""The grammar IR: rules of expressions over bytes and Unicode code points, shared by every
+frontend (regex, GBNF, Lark).
+
+A `Grammar` is an ordered tuple of named `Rule`s and a start rule name; a rule's body is an
+expression that may refer to rules by name (`RuleRef`). A regex is a single expression.
 
 Invariants (checked at construction):
 - `Literal.data` is non-empty bytes (the empty string is `Seq(())`).
 - `CharClass.ranges` are sorted, disjoint, non-adjacent, inclusive code-point ranges inside
   [0, 0x10FFFF] with the surrogates D800-DFFF removed; an empty class matches nothing.
 - `Repeat` has 0 <= min and max is None (unbounded) or max >= min.
+- `Grammar` rule names are unique and non-empty. References to undefined rules and a missing
+  start rule are allowed here (frontends and analyses report them), so a broken grammar can
+  still be linted.
 Nodes are immutable and hashable; `span` is kept for diagnostics and ignored by equality.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Iterable, Union
 
@@ -127,7 +135,78 @@ class Repeat:
             raise ValueError(f"bad repetition bounds {{{self.min},{self.max}}}")
 
 
-Node = Union[Literal, CharClass, Seq, Choice, Repeat]
+@dataclass(frozen=True)
+class RuleRef:
+    """A reference to the rule called `name`."""
+
+    name: str
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+Node = Union[Literal, CharClass, Seq, Choice, Repeat, RuleRef]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A named rule: `name ::= body`."""
+
+    name: str
+    body: Node
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError("Rule.name must be a non-empty str")
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """Rules in source order and the name of the start rule."""
+
+    rules: tuple[Rule, ...]
+    start: str = "root"
+    source: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for r in self.rules:
+            if r.name in seen:
+                raise ValueError(f"rule {r.name!r} defined twice")
+            seen.add(r.name)
+
+    def rule(self, name: str) -> Rule | None:
+        """The rule called `name`, or None."""
+        return self.by_name.get(name)
+
+    @functools.cached_property
+    def by_name(self) -> dict[str, Rule]:
+        """Rules keyed by name."""
+        return {r.name: r for r in self.rules}
+
+
+def children(node: Node) -> tuple[Node, ...]:
+    """The direct sub-expressions of `node`."""
+    if isinstance(node, Seq):
+        return node.items
+    if isinstance(node, Choice):
+        return node.alternatives
+    if isinstance(node, Repeat):
+        return (node.item,)
+    return ()
+
+
+def walk(node: Node):  # type: ignore[no-untyped-def]
+    """Every node of an expression, parents before children, without recursion."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(children(n)))
+
+
+def references(node: Node) -> list[RuleRef]:
+    """Every rule reference in `node`, in source order."""
+    return [n for n in walk(node) if isinstance(n, RuleRef)]
 
 EMPTY = Seq(())
 NOTHING = Choice(())
