@@ -1,14 +1,24 @@
 """grammask.compiler: grammars in, byte-level automata and token tables out."""
 from .errors import BudgetExceeded, GrammarError
 from .limits import DEFAULT_LIMITS, Limits
-from .pipeline import compile_ir, compile_regex, ir_to_dfa
+from .pipeline import (
+    compile_gbnf,
+    compile_grammar,
+    compile_ir,
+    compile_lark,
+    compile_regex,
+    ir_to_dfa,
+)
 
 __all__ = [
     "BudgetExceeded",
     "DEFAULT_LIMITS",
     "GrammarError",
     "Limits",
+    "compile_gbnf",
+    "compile_grammar",
     "compile_ir",
+    "compile_lark",
     "compile_regex",
     "ir_to_dfa",
 ]

@@ -6,8 +6,9 @@ from ..runtime.dfa_table import DFATable
 from ..runtime.vocabulary import Vocabulary
 from .dfa import determinize
 from .errors import GrammarError
-from .ir import Node
+from .ir import Grammar, Node
 from .limits import DEFAULT_LIMITS, Limits
+from .lowering import inline_regular
 from .minimize import minimize
 from .nfa import build_nfa
 
@@ -53,3 +54,45 @@ def compile_regex(
 
     return compile_ir(parse_regex(pattern, limits=limits), vocab, source=pattern,
                       limits=limits, precompute=precompute)
+
+
+def compile_grammar(
+    grammar: Grammar,
+    vocab: Vocabulary,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    precompute: bool = False,
+) -> CompiledGrammar:
+    """Compile a grammar IR against `vocab` (regular grammars only, for now)."""
+    return compile_ir(inline_regular(grammar), vocab, source=grammar.source or grammar.start,
+                      limits=limits, precompute=precompute)
+
+
+def compile_gbnf(
+    text: str,
+    vocab: Vocabulary,
+    *,
+    start: str = "root",
+    limits: Limits = DEFAULT_LIMITS,
+    precompute: bool = False,
+) -> CompiledGrammar:
+    """Compile a GBNF grammar (llama.cpp's dialect) against `vocab`."""
+    from .gbnf import parse_gbnf
+
+    grammar = parse_gbnf(text, start=start, limits=limits)
+    return compile_grammar(grammar, vocab, limits=limits, precompute=precompute)
+
+
+def compile_lark(
+    text: str,
+    vocab: Vocabulary,
+    *,
+    start: str = "start",
+    limits: Limits = DEFAULT_LIMITS,
+    precompute: bool = False,
+) -> CompiledGrammar:
+    """Compile a Lark grammar against `vocab`."""
+    from .lark_grammar import parse_lark
+
+    grammar, _notes = parse_lark(text, start=start, limits=limits)
+    return compile_grammar(grammar, vocab, limits=limits, precompute=precompute)

@@ -1,0 +1,129 @@
+"""Grammar → one expression, for grammars whose language needs no stack.
+
+A grammar with no recursion among the rules reachable from its start is regular: substituting
+every rule reference by the rule's (already substituted) body gives a single IR expression that
+the DFA path compiles. Bodies are shared, not copied, so the result is a DAG whose size is the
+grammar's; the NFA and DFA budgets bound what expanding it may cost. Recursive grammars are
+reported with the cycle that makes them so.
+"""
+from __future__ import annotations
+
+from .errors import GrammarError
+from .ir import Choice, Grammar, Node, Repeat, RuleRef, Seq, Span, children, references
+
+
+def _error(message: str, span: Span | None, code: str) -> GrammarError:
+    return GrammarError(
+        message,
+        line=span.line if span else None,
+        column=span.column if span else None,
+        source=span.source if span else None,
+        code=code,
+    )
+
+
+def reachable_rules(grammar: Grammar) -> list[str]:
+    """Names of the defined rules reachable from the start, in discovery order."""
+    rules = grammar.by_name
+    if grammar.start not in rules:
+        return []
+    order = [grammar.start]
+    seen = {grammar.start}
+    i = 0
+    while i < len(order):
+        for ref in references(rules[order[i]].body):
+            if ref.name in rules and ref.name not in seen:
+                seen.add(ref.name)
+                order.append(ref.name)
+        i += 1
+    return order
+
+
+def find_cycle(grammar: Grammar) -> list[str] | None:
+    """A cycle of rule references reachable from the start (first name repeated at the end),
+    or None when the reachable rules are not recursive."""
+    rules = grammar.by_name
+    state: dict[str, int] = {}
+    for root in reachable_rules(grammar):
+        if root in state:
+            continue
+        path: list[str] = [root]
+        iters = [iter(references(rules[root].body))]
+        state[root] = 1
+        while iters:
+            ref = next(iters[-1], None)
+            if ref is None:
+                state[path.pop()] = 2
+                iters.pop()
+                continue
+            name = ref.name
+            if name not in rules:
+                continue
+            if state.get(name) == 1:
+                return path[path.index(name):] + [name]
+            if name not in state:
+                state[name] = 1
+                path.append(name)
+                iters.append(iter(references(rules[name].body)))
+    return None
+
+
+def _substitute(node: Node, resolved: dict[str, Node]) -> Node:
+    """`node` with every reference replaced by `resolved[name]`, rebuilt without recursion."""
+    memo: dict[int, Node] = {}
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        n, ready = stack.pop()
+        if id(n) in memo:
+            continue
+        if isinstance(n, RuleRef):
+            memo[id(n)] = resolved[n.name]
+            continue
+        kids = children(n)
+        if not kids:
+            memo[id(n)] = n
+            continue
+        if not ready:
+            stack.append((n, True))
+            stack.extend((k, False) for k in kids)
+            continue
+        new = tuple(memo[id(k)] for k in kids)
+        if all(a is b for a, b in zip(new, kids)):
+            memo[id(n)] = n
+        elif isinstance(n, Seq):
+            memo[id(n)] = Seq(new, n.span)
+        elif isinstance(n, Choice):
+            memo[id(n)] = Choice(new, n.span)
+        else:
+            assert isinstance(n, Repeat)
+            memo[id(n)] = Repeat(new[0], n.min, n.max, n.span)
+    return memo[id(node)]
+
+
+def inline_regular(grammar: Grammar) -> Node:
+    """The start rule as one expression with every reference inlined.
+
+    Raises GrammarError for a missing start rule, an undefined reference, or recursion
+    (code `recursive-grammar`: such grammars need the pushdown runtime).
+    """
+    rules = grammar.by_name
+    if grammar.start not in rules:
+        raise _error(f"start rule '{grammar.start}' is not defined", None, "missing-start")
+    order = reachable_rules(grammar)
+    for name in order:
+        for ref in references(rules[name].body):
+            if ref.name not in rules:
+                raise _error(f"rule '{ref.name}' is not defined (referenced in '{name}')",
+                             ref.span, "undefined-rule")
+    cycle = find_cycle(grammar)
+    if cycle is not None:
+        raise _error(
+            "recursive grammar: " + " -> ".join(cycle)
+            + "; its language needs the pushdown runtime, which this version does not have",
+            rules[cycle[0]].span,
+            "recursive-grammar",
+        )
+    resolved: dict[str, Node] = {}
+    for name in reversed(order):
+        resolved[name] = _substitute(rules[name].body, resolved)
+    return resolved[grammar.start]
