@@ -1,0 +1,69 @@
+"""Grammar → one expression: inlining of non-recursive rules, and what it refuses."""
+from __future__ import annotations
+
+import pytest
+
+from grammask.compiler import BudgetExceeded, GrammarError, Limits
+from grammask.compiler.equivalence import dfa_difference
+from grammask.compiler.ir import Choice, Grammar, Literal, Repeat, Rule, RuleRef, Seq, Span
+from grammask.compiler.lowering import find_cycle, inline_regular, reachable_rules
+from grammask.compiler.pipeline import ir_to_dfa
+
+A, B = Literal(b"a"), Literal(b"b")
+
+
+def grammar(*rules: tuple[str, object], start: str = "root") -> Grammar:
+    return Grammar(tuple(Rule(n, b) for n, b in rules), start)  # type: ignore[arg-type]
+
+
+def test_inlining_gives_the_same_language() -> None:
+    g = grammar(
+        ("root", Seq((RuleRef("pair"), Repeat(Seq((Literal(b","), RuleRef("pair"))), 0, None)))),
+        ("pair", Seq((RuleRef("x"), Literal(b"="), RuleRef("x")))),
+        ("x", Choice((A, B))),
+    )
+    x = Choice((A, B))
+    pair = Seq((x, Literal(b"="), x))
+    direct = Seq((pair, Repeat(Seq((Literal(b","), pair)), 0, None)))
+    assert dfa_difference(ir_to_dfa(inline_regular(g)), ir_to_dfa(direct)) is None
+
+
+def test_reachable_rules_and_unreachable_ones_are_ignored() -> None:
+    g = grammar(("root", RuleRef("a")), ("a", A), ("unused", RuleRef("missing")))
+    assert reachable_rules(g) == ["root", "a"]
+    assert ir_to_dfa(inline_regular(g)).fullmatch(b"a")
+
+
+def test_recursion_is_reported_with_its_cycle() -> None:
+    g = grammar(
+        ("root", RuleRef("value")),
+        ("value", Choice((A, RuleRef("list")))),
+        ("list", Seq((Literal(b"["), RuleRef("value"), Literal(b"]")))),
+    )
+    assert find_cycle(g) == ["value", "list", "value"]
+    with pytest.raises(GrammarError, match="recursive grammar: value -> list -> value") as err:
+        inline_regular(g)
+    assert err.value.code == "recursive-grammar"
+    assert find_cycle(grammar(("root", Seq((A, RuleRef("root")))))) == ["root", "root"]
+
+
+def test_undefined_rule_and_missing_start() -> None:
+    span = Span(3, 7, 3, 9, "g.gbnf")
+    g = Grammar((Rule("root", Seq((A, RuleRef("nope", span)))),), "root")
+    with pytest.raises(GrammarError) as err:
+        inline_regular(g)
+    assert err.value.code == "undefined-rule" and (err.value.line, err.value.column) == (3, 7)
+    with pytest.raises(GrammarError) as err:
+        inline_regular(grammar(("main", A)))
+    assert err.value.code == "missing-start"
+
+
+def test_shared_rules_stay_shared_and_expansion_is_bounded() -> None:
+    rules = [("r0", A)]
+    for i in range(1, 60):
+        rules.append((f"r{i}", Seq((RuleRef(f"r{i - 1}"), RuleRef(f"r{i - 1}")))))
+    rules.append(("root", RuleRef("r59")))
+    node = inline_regular(grammar(*rules))
+    assert isinstance(node, Seq) and node.items[0] is node.items[1]
+    with pytest.raises(BudgetExceeded, match="max_nfa_states"):
+        ir_to_dfa(node, Limits(max_nfa_states=10_000))
