@@ -135,8 +135,11 @@ def test_mask_equals_brute_force(pattern: str, padding: int, rng: random.Random)
         prefix += vocab.token_bytes(tid)
 
 
-def walk(matcher: Matcher, vocab: Vocabulary, rng: random.Random, max_steps: int) -> tuple[bytes, bool]:
-    """Draw uniformly among allowed tokens (EOS taken with probability 1/3 when allowed)."""
+def walk(matcher: Matcher, vocab: Vocabulary, rng: random.Random, max_steps: int,
+         pattern: str | None = None) -> tuple[bytes, bool]:
+    """Draw uniformly among allowed tokens (EOS taken with probability 1/3 when allowed);
+    every whole-character prefix is checked against `pattern` (default: the compiled source)."""
+    pattern = matcher.compiled.source if pattern is None else pattern
     text = b""
     bm = allocate_token_bitmask(1, vocab.size)
     for _ in range(max_steps):
@@ -156,7 +159,7 @@ def walk(matcher: Matcher, vocab: Vocabulary, rng: random.Random, max_steps: int
             decoded = text.decode("utf-8")
         except UnicodeDecodeError:
             continue
-        assert oracle_viable_text(matcher.compiled.source, decoded), (matcher.compiled.source, text)
+        assert oracle_viable_text(pattern, decoded), (pattern, text)
     return text, False
 
 
