@@ -1,11 +1,11 @@
 """Per-state token sets of a DFA, stored compactly and filled into bitmask rows.
 
-A row of the bitmask is stored as a *default row* (all zeros, the vocabulary's base row of
-every grammar-producible token, or a row of its own) plus *patches*: the words that differ
-from the default and their values. Whichever of the three is smallest is kept, so a state that
+A row of the bitmask is stored as a *default row* (all zeros, or the vocabulary's base row of
+every grammar-producible token) plus *patches*: the words that differ from the default and
+their values; or, when more than 1/16 of the words differ, as a row of its own. So a state that
 allows a handful of tokens costs a few words, a state that allows nearly everything costs a few
-words, and only mixed states pay for a full row. Filling is then one row copy and one
-scatter, with no Python loop over tokens.
+words, and only mixed states pay for a full row. Filling is then one row copy and at most a
+small scatter, with no Python loop over tokens.
 
 Sets are computed on first use per state (compile time stays near zero) and memoized;
 `precompute()` computes every state up front. Computation is guarded by a lock, so one
@@ -69,6 +69,8 @@ class DFATokenSets:
         self.eos_row = ids_to_row(vocab.eos_token_ids, self.n_words)
         for r in (self.zero_row, self.base_row, self.eos_row):
             r.flags.writeable = False
+        # Past this many differing words a scatter costs more than copying a row of its own.
+        self.max_patch_words = max(64, self.n_words // 16)
         self._rows: list[StateTokens | None] = [None] * dfa.n_states
         self._lock = threading.Lock()
 
@@ -87,7 +89,7 @@ class DFATokenSets:
             if best is None or len(idx) < len(best.patch_index):
                 best = StateTokens(default, idx.astype(np.intp), row[idx], int(n_allowed))
         assert best is not None
-        if best.patch_index.nbytes + best.patch_value.nbytes >= row.nbytes:
+        if len(best.patch_index) > self.max_patch_words:
             best = StateTokens(row, np.zeros(0, np.intp), np.zeros(0, np.int32), int(n_allowed))
         for a in (best.default, best.patch_index, best.patch_value):
             a.flags.writeable = False
