@@ -1,13 +1,14 @@
-"""The `grammask` command line: `demo`, `compile` and `check`.
+"""The `grammask` command line: `demo`, `compile`, `check` and `lint`.
 
-Exit status: 0 success, 1 `check` found a text that does not match, 2 bad input (a pattern that
-does not compile, a missing or unreadable file, a bad option). Errors in user input are
-reported as diagnostics, never as tracebacks.
+Exit status: 0 success, 1 `check` found a text that does not match or `lint` found errors,
+2 bad input (a pattern or grammar that does not compile, a missing or unreadable file, a bad
+option). Errors in user input are reported as diagnostics, never as tracebacks.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import sys
@@ -25,7 +26,20 @@ from ..runtime.dfa_table import DFATable
 from ..runtime.token_trie import token_trie
 from .diagnostics import render_diagnostic
 from .errors import GrammarError
+from .lowering import inline_regular
 from .limits import Limits
+from .lint import (
+    EXTENSIONS,
+    LANGUAGES,
+    STDIN,
+    exit_status,
+    format_json,
+    format_sarif,
+    format_text,
+    language_for,
+    lint_file,
+    parse_source,
+)
 from .pipeline import compile_regex, ir_to_dfa
 from .regex import parse_regex
 
@@ -183,8 +197,9 @@ def _position(data: bytes, offset: int) -> tuple[int, int, str]:
     return data.count(b"\n", 0, start) + 1, column, char
 
 
-def _viable_length(dfa: DFATable, data: bytes) -> tuple[int, int]:
-    """(bytes read before the walk died or len(data), the state reached or -1)."""
+def _viable_length(dfa: DFATable, data: bytes) -> tuple[int, int, int]:
+    """(bytes read before the walk died or len(data), the state reached or -1, the last live
+    state: where the walk was before the byte that killed it)."""
     arr = np.frombuffer(data, dtype=np.uint8)
     state = dfa.start
     for begin in range(0, len(arr), _CHUNK):
@@ -192,49 +207,103 @@ def _viable_length(dfa: DFATable, data: bytes) -> tuple[int, int]:
         nxt = int(walk_bytes(dfa.transitions, dfa.byte_class, arr, begin, end, state))
         if nxt < 0:
             for p in range(begin, end):
-                state = dfa.step(state, data[p])
+                before, state = state, dfa.step(state, data[p])
                 if state < 0:
-                    return p, -1
+                    return p, -1, before
         state = nxt
-    return len(data), state
+    return len(data), state, state
+
+
+def _show_byte(b: int) -> str:
+    if 0x20 <= b < 0x7F and b != 0x27:
+        return f"'{chr(b)}'"
+    return {0x27: '"\'"', 0x0A: "'\\n'", 0x09: "'\\t'", 0x0D: "'\\r'"}.get(b, f"\\x{b:02x}")
+
+
+def expected_bytes(dfa: DFATable, state: int, limit: int = 8) -> str:
+    """The bytes that can follow in `state`, as ranges ('0'-'9', \\xc2-\\xdf), and "the end
+    of the text" when `state` accepts; at most `limit` ranges are listed."""
+    ok = dfa.transitions[state][dfa.byte_class] >= 0
+    ranges: list[tuple[int, int]] = []
+    for b in np.flatnonzero(ok).tolist():
+        if ranges and ranges[-1][1] == b - 1:
+            ranges[-1] = (ranges[-1][0], b)
+        else:
+            ranges.append((b, b))
+    parts = [_show_byte(lo) if lo == hi else f"{_show_byte(lo)}-{_show_byte(hi)}"
+             for lo, hi in ranges[:limit]]
+    if len(ranges) > limit:
+        parts.append(f"... ({len(ranges) - limit} more ranges)")
+    if dfa.accepting[state]:
+        parts.append("the end of the text")
+    if not parts:
+        return "nothing"
+    return parts[0] if len(parts) == 1 else "one of " + ", ".join(parts)
 
 
 def check_text(dfa: DFATable, text: str) -> GrammarError | None:
     """None if `text` (as UTF-8; undecodable argv bytes kept as they were) fully matches;
     otherwise why not, located at the first byte that cannot continue a match (code
-    "no-match") or at the end of a viable but incomplete prefix (code "incomplete")."""
+    "no-match") or at the end of a viable but incomplete prefix (code "incomplete"), with the
+    bytes that were expected there."""
     try:
         data = text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
         data = text.encode("utf-8", "surrogatepass")
     if dfa.is_empty_language:
         return GrammarError("no match: the pattern matches no text at all", code="empty-language")
-    read, state = _viable_length(dfa, data)
+    read, state, last = _viable_length(dfa, data)
     line, column, char = _position(data, read)
     if state < 0:
         return GrammarError(
             f"no match: at byte offset {read}, {char!r} cannot continue any match (after a"
-            f" viable prefix of {read} byte{'' if read == 1 else 's'})", line=line,
-            column=column, code="no-match")
+            f" viable prefix of {read} byte{'' if read == 1 else 's'}); expected"
+            f" {expected_bytes(dfa, last)}", line=line, column=column, code="no-match")
     if not dfa.accepting[state]:
         return GrammarError(
             f"incomplete: all {read} bytes are a viable prefix, but the text ends before a"
-            " complete match", line=line, column=column, code="incomplete")
+            f" complete match; expected next {expected_bytes(dfa, state)}", line=line,
+            column=column, code="incomplete")
     return None
+
+
+def _grammar_dfa(source: Source, language: str, start: str | None, limits: Limits) -> DFATable:
+    """The DFA of a GBNF or Lark grammar file; recursive grammars raise `recursive-grammar`."""
+    try:
+        grammar, _notes = parse_source(language, source.path, source.text, start, limits)
+        return ir_to_dfa(inline_regular(grammar), limits)
+    except GrammarError as exc:
+        raise SourceError(source.path, source.text, exc) from None
+
+
+def _check_texts(args: argparse.Namespace, positional: list[str]) -> list[tuple[str, str]]:
+    given = positional + list(args.text)
+    texts = [(f"<text {i}>" if len(given) > 1 else "<text>", t) for i, t in enumerate(given, 1)]
+    texts += [(f, _read_text(f)) for f in args.text_file]
+    if not texts:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise InputError("nothing to check: give --text TEXT, TEXT arguments, --text-file"
+                             " FILE, or pipe the text to stdin")
+        texts.append(("<stdin>", _read_text("-")))
+    return texts
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
     inputs = list(args.inputs)
     path = None if args.regex is not None else (inputs.pop(0) if inputs else None)
-    source = _pattern_source(args.regex, path)
     limits = parse_limits(args.limit)
-    texts: list[tuple[str, str]] = []
-    for i, text in enumerate(inputs, 1):
-        texts.append((f"<text {i}>" if len(inputs) > 1 else "<text>", text))
-    texts += [(f, _read_text(f)) for f in args.text_file]
-    if not texts:
-        raise InputError("nothing to check: give TEXT arguments or --text-file FILE")
-    dfa = _build(source, lambda p: ir_to_dfa(parse_regex(p, limits=limits), limits))
+    language = args.language
+    if language is None and path is not None:
+        language = EXTENSIONS.get(Path(path).suffix.lower())
+    if args.regex is not None or language in (None, "regex"):
+        source = _pattern_source(args.regex, path)
+        texts = _check_texts(args, inputs)
+        dfa = _build(source, lambda p: ir_to_dfa(parse_regex(p, limits=limits), limits))
+    else:
+        assert path is not None
+        source = Source(path, _read_text(path).removeprefix("\ufeff"))
+        texts = _check_texts(args, inputs)
+        dfa = _grammar_dfa(source, language, args.start, limits)
     matched = 0
     for label, text in texts:
         problem = check_text(dfa, text)
@@ -245,6 +314,25 @@ def _cmd_check(args: argparse.Namespace) -> int:
             print(render_diagnostic(label, text, problem))
     print(f"{matched} of {len(texts)} {'text matches' if len(texts) == 1 else 'texts match'}")
     return 0 if matched == len(texts) else 1
+
+
+def _cmd_lint(args: argparse.Namespace) -> int:
+    limits = parse_limits(args.limit)
+    if args.files.count(STDIN) > 1:
+        raise InputError("'-' (stdin) can be given only once")
+    for path in args.files:
+        if path != STDIN and not Path(path).is_file():
+            continue
+        try:
+            language_for(path, args.language)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+    reports = [lint_file(path, args.language, limits, args.start) for path in args.files]
+    formatter = {"text": format_text, "json": format_json, "sarif": format_sarif}[args.format]
+    output = formatter(reports)
+    if output:
+        print(output)
+    return exit_status(reports, args.strict)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -311,14 +399,42 @@ def build_parser() -> argparse.ArgumentParser:
                            " does not, report where it stops being a viable prefix. Text"
                            " files are checked verbatim (a trailing newline is part of the"
                            " text). Exits 1 if any text does not match.")
-    check.add_argument("inputs", nargs="*", metavar="[FILE.regex] TEXT",
-                       help="with --regex: the texts; otherwise the pattern file, then texts")
+    check.add_argument("inputs", nargs="*", metavar="[FILE] TEXT",
+                       help="with --regex: the texts; otherwise the grammar file (.regex,"
+                       " .gbnf or .lark), then texts")
     check.add_argument("--regex", metavar="PATTERN", help="the pattern itself")
+    check.add_argument("--text", action="append", default=[], metavar="TEXT",
+                       help="a text to check (repeatable); with no text at all, stdin is read")
     check.add_argument("--text-file", action="append", default=[], metavar="FILE",
                        help="a file whose whole content is one text ('-': stdin; repeatable)")
+    check.add_argument("--language", choices=LANGUAGES,
+                       help="the grammar file's language (default: from its extension; other"
+                       " extensions are read as a regex)")
+    check.add_argument("--start", metavar="NAME",
+                       help="start rule of a grammar (default: root for GBNF, start for Lark)")
     check.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
                        help=limit_help)
     check.set_defaults(func=_cmd_check)
+
+    lint = sub.add_parser("lint", help="report problems in grammar files",
+                          description="Check grammars (.gbnf, .lark, .regex) for errors"
+                          " (undefined or unproductive rules, ...), warnings (unused rules,"
+                          " unbounded whitespace, ambiguity, state budgets) and notes"
+                          " (recursion, regularity, sizes); codes are documented in"
+                          " grammask/specs/diagnostics.md. Exits 0 without errors, 1 with"
+                          " errors (or warnings with --strict), 2 for unusable input.")
+    lint.add_argument("files", nargs="+", metavar="FILE", help="grammar files ('-': stdin)")
+    lint.add_argument("--language", choices=LANGUAGES,
+                      help="the grammar language (default: from the extension; needed for -)")
+    lint.add_argument("--format", choices=("text", "json", "sarif"), default="text",
+                      help="text (default; diagnostics then a summary line, on stdout), json"
+                      " (one object per line) or sarif (a SARIF 2.1.0 log)")
+    lint.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    lint.add_argument("--start", metavar="NAME",
+                      help="start rule (default: root for GBNF, start for Lark)")
+    lint.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
+                      help=limit_help)
+    lint.set_defaults(func=_cmd_lint)
     return parser
 
 
@@ -337,6 +453,12 @@ def main(argv: list[str] | None = None) -> int:
         print(render_diagnostic(exc.path, exc.text, exc.error), file=sys.stderr)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
     return 2
 
 

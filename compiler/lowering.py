@@ -8,6 +8,8 @@ reported with the cycle that makes them so.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .errors import GrammarError
 from .ir import Choice, Grammar, Node, Repeat, RuleRef, Seq, Span, children, references
 
@@ -36,6 +38,31 @@ def reachable_rules(grammar: Grammar) -> list[str]:
                 seen.add(ref.name)
                 order.append(ref.name)
         i += 1
+    return order
+
+
+def dependency_order(grammar: Grammar) -> list[str]:
+    """Reachable rules, each after the rules it references (back edges of cycles ignored)."""
+    rules = grammar.by_name
+
+    def uses(name: str) -> Iterator[str]:
+        return iter(dict.fromkeys(r.name for r in references(rules[name].body)))
+
+    if grammar.start not in rules:
+        return []
+    order: list[str] = []
+    state = {grammar.start: 1}
+    stack = [(grammar.start, uses(grammar.start))]
+    while stack:
+        name, it = stack[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            stack.pop()
+            state[name] = 2
+            order.append(name)
+        elif nxt in rules and nxt not in state:
+            state[nxt] = 1
+            stack.append((nxt, uses(nxt)))
     return order
 
 
@@ -109,8 +136,7 @@ def inline_regular(grammar: Grammar) -> Node:
     rules = grammar.by_name
     if grammar.start not in rules:
         raise _error(f"start rule '{grammar.start}' is not defined", None, "missing-start")
-    order = reachable_rules(grammar)
-    for name in order:
+    for name in reachable_rules(grammar):
         for ref in references(rules[name].body):
             if ref.name not in rules:
                 raise _error(f"rule '{ref.name}' is not defined (referenced in '{name}')",
@@ -124,6 +150,6 @@ def inline_regular(grammar: Grammar) -> Node:
             "recursive-grammar",
         )
     resolved: dict[str, Node] = {}
-    for name in reversed(order):
+    for name in dependency_order(grammar):
         resolved[name] = _substitute(rules[name].body, resolved)
     return resolved[grammar.start]

@@ -19,6 +19,7 @@ from lark import Lark, Token, UnexpectedInput, UnexpectedToken
 
 from .errors import BudgetExceeded, GrammarError
 from .ir import CharClass, Choice, Literal, Node, Repeat, Seq, Span, complement_ranges
+from .normalize import concat, cover
 from .limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["parse_regex"]
@@ -99,10 +100,6 @@ def _span(start: int, end: int) -> Span:
     return Span(1, start + 1, 1, max(end, start + 1))
 
 
-def _cover(first: Span | None, last: Span | None) -> Span | None:
-    if first is None or last is None:
-        return first or last
-    return Span(1, first.column, 1, last.end_column)
 
 
 def _show(text: str) -> str:
@@ -216,30 +213,6 @@ def _as_ranges(value: int | Ranges) -> Ranges:
     return ((value, value),) if isinstance(value, int) else value
 
 
-def _concat(items: list[Node]) -> Node:
-    """Concatenation with nested sequences flattened and adjacent literals merged."""
-    out: list[Node] = []
-    pending: list[Literal] = []
-
-    def flush() -> None:
-        if len(pending) == 1:
-            out.append(pending[0])
-        elif pending:
-            out.append(Literal(b"".join(p.data for p in pending), _cover(pending[0].span, pending[-1].span)))
-        pending.clear()
-
-    for item in items:
-        for part in item.items if isinstance(item, Seq) else (item,):
-            if isinstance(part, Literal):
-                pending.append(part)
-            else:
-                flush()
-                out.append(part)
-    flush()
-    if len(out) == 1:
-        return out[0]
-    span = _cover(items[0].span, items[-1].span) if items else None
-    return Seq(tuple(out), span)
 
 
 def _repeat(item: Node, lo: int, hi: int | None, span: Span) -> Node:
@@ -397,7 +370,7 @@ class _Builder:
                 raise _misplaced(item)
             body.append(item)
         anchors = items[:i] + items[j:]
-        return _Branch(_concat(body), anchors[0] if anchors else None)  # type: ignore[arg-type]
+        return _Branch(concat(body), anchors[0] if anchors else None)  # type: ignore[arg-type]
 
     def alternation(self, branches: list[_Branch]) -> _Branch:
         if len(branches) == 1:
@@ -408,7 +381,7 @@ class _Builder:
             alternatives.extend(node.alternatives if isinstance(node, Choice) and node.alternatives else (node,))
         spans = [a.span for a in alternatives if a.span is not None]
         anchor = next((b.anchor for b in branches if b.anchor is not None), None)
-        return _Branch(Choice(tuple(alternatives), _cover(spans[0], spans[-1]) if spans else None), anchor)
+        return _Branch(Choice(tuple(alternatives), cover(spans[0], spans[-1]) if spans else None), anchor)
 
     def group(self, children: list) -> Node:
         opener, branch, close = children

@@ -67,3 +67,14 @@ def test_shared_rules_stay_shared_and_expansion_is_bounded() -> None:
     assert isinstance(node, Seq) and node.items[0] is node.items[1]
     with pytest.raises(BudgetExceeded, match="max_nfa_states"):
         ir_to_dfa(node, Limits(max_nfa_states=10_000))
+
+
+def test_rules_are_substituted_after_the_rules_they_use() -> None:
+    g = grammar(
+        ("r0", Seq((Repeat(RuleRef("r2"), 0, 1), RuleRef("r1")))),
+        ("r1", Seq((A, RuleRef("r2")))),
+        ("r2", A),
+        start="r0",
+    )
+    dfa = ir_to_dfa(inline_regular(g))
+    assert dfa.fullmatch(b"aa") and dfa.fullmatch(b"aaa") and not dfa.fullmatch(b"a")

@@ -1,0 +1,169 @@
+"""Recursion: left-recursive rules, and whether the grammar is regular (compiles to a DFA now)
+or recursive (needs the pushdown runtime)."""
+from __future__ import annotations
+
+from collections import deque
+
+from ...runtime.dfa_table import DFATable
+from ..diagnostics import Diagnostic
+from ..errors import BudgetExceeded, GrammarError
+from ..ir import CharClass, Grammar, Literal, Node, Repeat, RuleRef, Seq, walk
+from ..limits import Limits
+from ..lowering import find_cycle, inline_regular, reachable_rules
+from ..pipeline import ir_to_dfa
+from .common import diagnostic, fold, nullable_rules, rule_span
+from .size import estimate_size
+
+__all__ = ["COMPILE_THRESHOLD", "analyse_left_recursion", "analyse_regularity", 
+           "left_refs"]
+
+COMPILE_THRESHOLD = 20_000
+
+
+def left_refs(node: Node, nullable: set[str]) -> frozenset[str]:
+    """Rules that can be expanded first in `node`, before any input is consumed (references
+    after a prefix that can match the empty string included)."""
+
+    def combine(n: Node, kids: list[tuple[frozenset[str], bool]]) -> tuple[frozenset[str], bool]:
+        if isinstance(n, (Literal, CharClass)):
+            return frozenset(), False
+        if isinstance(n, RuleRef):
+            return frozenset({n.name}), n.name in nullable
+        if isinstance(n, Repeat):
+            if n.max == 0:
+                return frozenset(), True
+            return kids[0][0], n.min == 0 or kids[0][1]
+        if isinstance(n, Seq):
+            firsts: set[str] = set()
+            for refs, empty in kids:
+                firsts |= refs
+                if not empty:
+                    return frozenset(firsts), False
+            return frozenset(firsts), True
+        return frozenset().union(*(k[0] for k in kids)), any(k[1] for k in kids)
+
+    return fold(node, combine)[0]
+
+
+def _components(graph: dict[str, list[str]], order: list[str]) -> list[list[str]]:
+    """Strongly connected components with a cycle (Tarjan's algorithm, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in order:
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(graph[w])))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1 or v in graph[v]:
+                    found.append(comp)
+    return found
+
+
+def _cycle_through(graph: dict[str, list[str]], start: str, members: set[str]) -> list[str]:
+    """A shortest cycle start -> ... -> start inside `members` (breadth-first)."""
+    parent: dict[str, str | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        v = queue.popleft()
+        for w in graph[v]:
+            if w == start:
+                path = [v]
+                while (up := parent[path[-1]]) is not None:
+                    path.append(up)
+                return path[::-1] + [start]
+            if w in members and w not in parent:
+                parent[w] = v
+                queue.append(w)
+    return [start, start]
+
+
+def analyse_left_recursion(grammar: Grammar, limits: Limits) -> list[Diagnostic]:
+    """`left-recursion` (info) once per group of mutually left-recursive rules, at the first
+    of them in source order, with the cycle."""
+    nullable = nullable_rules(grammar)
+    names = [rule.name for rule in grammar.rules]
+    position = {name: i for i, name in enumerate(names)}
+    graph = {rule.name: sorted(left_refs(rule.body, nullable) & position.keys(),
+                               key=position.__getitem__) for rule in grammar.rules}
+    out = []
+    for comp in _components(graph, names):
+        first = min(comp, key=position.__getitem__)
+        cycle = _cycle_through(graph, first, set(comp))
+        out.append(diagnostic(
+            "left-recursion",
+            f"rule '{first}' is left-recursive ({' -> '.join(cycle)}): it can derive a string"
+            " starting with itself without consuming input; the pushdown runtime will support"
+            " this, top-down (LL) parsers do not", rule_span(grammar, first)))
+    return out
+
+
+def _over_repeat_limit(grammar: Grammar, limits: Limits) -> bool:
+    return any(isinstance(n, Repeat) and max(n.min, n.max or 0) > limits.max_repeat
+               for name in reachable_rules(grammar) for n in walk(grammar.by_name[name].body))
+
+
+def analyse_regularity(grammar: Grammar, limits: Limits) -> list[Diagnostic]:
+    """`recursive` with the cycle, or `regular`; for a regular grammar of modest size, compile
+    it (under `limits`) and report the minimal DFA's state count, or a `state-budget` error
+    when compiling exceeds a budget."""
+    if grammar.start not in grammar.by_name:
+        return []
+    cycle = find_cycle(grammar)
+    if cycle is not None:
+        return [diagnostic(
+            "recursive",
+            f"the grammar is recursive ({' -> '.join(cycle)}): its language needs the pushdown"
+            " runtime and does not compile to a DFA in this version",
+            rule_span(grammar, cycle[0]))]
+    message = f"the grammar is regular: no rule reachable from '{grammar.start}' is recursive"
+    estimate = estimate_size(grammar).nfa_states
+    if estimate > min(COMPILE_THRESHOLD, limits.max_nfa_states) \
+            or _over_repeat_limit(grammar, limits):
+        return [diagnostic("regular", message + ", so it compiles to a DFA (its state count"
+                           " is not computed here: the grammar is large)")]
+    try:
+        dfa = _compile(grammar, limits)
+    except BudgetExceeded as exc:
+        return [diagnostic("state-budget", f"compiling to a DFA failed: {exc.message}",
+                           rule_span(grammar, grammar.start), severity="error"),
+                diagnostic("regular", message)]
+    except GrammarError:
+        return [diagnostic("regular", message)]
+    n = dfa.n_states
+    detail = ("the language is empty" if dfa.is_empty_language
+              else f"its minimal DFA has {n:,} state{'' if n == 1 else 's'}")
+    return [diagnostic("regular", f"{message}; {detail}")]
+
+
+
+
+def _compile(grammar: Grammar, limits: Limits) -> DFATable:
+    return ir_to_dfa(inline_regular(grammar), limits)
