@@ -1,10 +1,11 @@
 """The Lark frontend: a grammar in Lark's dialect to grammar IR.
 
 Lark's own loader reads the text (syntax, `%import`, `%override`, `%extend`, terminal
-references, its consistency checks) and compiles it once, so a grammar is accepted only when
-Lark accepts it. grammask then reads Lark's EBNF rule trees itself, so `x*` stays a `Repeat`
-rather than Lark's recursive helper rule, and instantiates templates the way Lark names them.
-Every terminal becomes a rule of its own (`NUMBER`, `__ANON_0`, `COMMA`, ...) and `%ignore`d
+references, its consistency checks), Lark's own transformers build the terminals' patterns,
+name the anonymous terminals and instantiate templates, so names and patterns are Lark's.
+grammask then reads the EBNF rule trees itself, so `x*` stays a `Repeat` rather than one of
+Lark's recursive helper rules (and Lark's exponential expansion into BNF never runs). Every
+terminal becomes a rule of its own (`NUMBER`, `__ANON_0`, `COMMA`, ...) and `%ignore`d
 terminals may appear between any two tokens. The language and every rewrite are documented in
 `grammask/specs/lark.md`.
 """
@@ -340,14 +341,13 @@ def _parse(text: str, start: str, source: str | None, import_paths: Sequence[str
     for name in reachable:
         body = seq([RuleRef(IGNORE_RULE), bodies[name]]) if name == start and ignored else bodies[name]
         out.append(Rule(name, body, index.of_name(name)))
-    term_trees = {str(n): t for n, (t, _p) in lark_grammar.term_defs}
     warnings: list[Note] = []
     order = {name: i for i, name in enumerate(compiled)}
     for name in sorted(used, key=order.__getitem__):
         td = compiled[name]
         span = index.of_name(name) or index.of_text(td.pattern.raw)
         check_lexable(name, td.pattern, span)
-        result = terminal_ir(name, term_trees.get(name), td.pattern, span, limits)
+        result = terminal_ir(name, td.pattern, span, limits)
         out.append(Rule(name, result.node, span))
         warnings.extend(Note("warning", code, message, span) for code, message in result.warnings.items())
     if ignored:

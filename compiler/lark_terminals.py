@@ -1,25 +1,23 @@
 """Lark terminals to grammar IR, with Python `re`'s meaning (what Lark's lexers match).
 
-A terminal is a tree of string and regex atoms (`"abc"i`, `/[a-z]+/x`) or, after Lark's
-compilation, one joined regex. Atoms are read by `grammask.compiler.regex.parse_regex` after a
-text rewrite that gives it Python's semantics: the Unicode shorthands `\\d \\w \\s` (and their
-complements) become explicit code-point ranges, the flags `x` (verbose) and `s` (dot-all) are
-applied to the text, `i` (ignore case) is applied to the IR with Python's own case-folding, and a
-`{` that does not form a quantifier is a literal brace. The exact behaviour is documented in
-`grammask/specs/lark.md`.
+A terminal is Lark's compiled pattern: a string (`"abc"`, `"abc"i`) or one regex, which Lark
+joins from the terminal's definition (flagged parts become `(?i:...)` groups). Strings become
+literals; a regex is rewritten for `grammask.compiler.regex.parse_regex` so that it means what
+Python's `re` makes of it: the Unicode shorthands `\\d \\w \\s` (and complements) become
+explicit ranges, the flags `i` (ignore case, with Python's own folding), `s` (dot-all) and `x`
+(verbose) are applied to the text within their scope, and a `{` that does not form a quantifier
+is a literal brace. The exact behaviour is documented in `grammask/specs/lark.md`.
 """
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+import warnings as warnings_module
 from dataclasses import dataclass
 from typing import Any
 
 from lark import Token, Tree
-from lark.exceptions import LarkError
-from lark.lexer import Pattern, PatternRE, PatternStr
-from lark.load_grammar import _literal_to_pattern
+from lark.lexer import Pattern, PatternStr
 
 from .errors import GrammarError
 from .ir import (
@@ -40,11 +38,12 @@ from .regex import parse_regex
 __all__ = [
     "REWRITES",
     "TerminalIR",
-    "fold_case",
-    "literal_pattern",
+    "check_lexable",
+    "choice",
     "pattern_ir",
-    "range_pattern",
     "repeat_bounds",
+    "seq",
+    "shorthand_ranges",
     "string_ir",
     "terminal_ir",
     "tree_size",
@@ -149,9 +148,8 @@ def _fold_text(text: str) -> Node:
     return items[0] if len(items) == 1 else Seq(tuple(items))
 
 
-def _rebuild(node: Node, leaf: Callable[[Node], Node]) -> Node:
-    """`node` with every Literal/CharClass mapped by `leaf` and every span dropped, without
-    recursion; shared sub-expressions stay shared."""
+def _strip_spans(node: Node) -> Node:
+    """`node` rebuilt without spans (they would be regex columns), without recursion."""
     memo: dict[int, Node] = {}
     stack: list[tuple[Node, bool]] = [(node, False)]
     while stack:
@@ -159,85 +157,104 @@ def _rebuild(node: Node, leaf: Callable[[Node], Node]) -> Node:
         if id(n) in memo:
             continue
         kids = children(n)
-        if isinstance(n, (Literal, CharClass)):
-            memo[id(n)] = leaf(n)
-        elif not kids or ready:
-            new = tuple(memo[id(k)] for k in kids)
-            if isinstance(n, Seq):
-                memo[id(n)] = Seq(new)
-            elif isinstance(n, Choice):
-                memo[id(n)] = Choice(new)
-            elif isinstance(n, Repeat):
-                memo[id(n)] = Repeat(new[0], n.min, n.max)
-            else:
-                memo[id(n)] = n
-        else:
+        if kids and not ready:
             stack.append((n, True))
             stack.extend((k, False) for k in kids)
+            continue
+        new = tuple(memo[id(k)] for k in kids)
+        if isinstance(n, Literal):
+            memo[id(n)] = Literal(n.data)
+        elif isinstance(n, CharClass):
+            memo[id(n)] = CharClass(n.ranges)
+        elif isinstance(n, Seq):
+            memo[id(n)] = Seq(new)
+        elif isinstance(n, Choice):
+            memo[id(n)] = Choice(new)
+        elif isinstance(n, Repeat):
+            memo[id(n)] = Repeat(new[0], n.min, n.max)
+        else:
+            memo[id(n)] = n
     return memo[id(node)]
 
 
-def fold_case(node: Node) -> Node:
-    """`node` matched case-insensitively, with Python's `re` IGNORECASE rules (Unicode)."""
-
-    def leaf(n: Node) -> Node:
-        if isinstance(n, Literal):
-            return _fold_text(n.data.decode("utf-8"))
-        assert isinstance(n, CharClass)
-        return CharClass(_fold_ranges(n.ranges))
-
-    return _rebuild(node, leaf)
-
-
-def _strip_spans(node: Node) -> Node:
-    return _rebuild(node, lambda n: Literal(n.data) if isinstance(n, Literal) else CharClass(n.ranges))  # type: ignore[union-attr]
+_ESCAPE_DIGITS = {"x": 2, "u": 4, "U": 8}
+_FLAG_GROUP = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?:")
+_GLOBAL_FLAGS = re.compile(r"\(\?([a-zA-Z]+)\)")
+_SUPPORTED_FLAGS = frozenset("imsux")
 
 
 def _escape_end(p: str, i: int) -> int:
-    """Index just past the escape starting at p[i] == '\\' (enough of it to copy verbatim)."""
-    if p.startswith("\\N{", i) and "}" in p[i:]:
+    """Index just past the escape that starts at p[i] == '\\'."""
+    c = p[i + 1:i + 2]
+    if c in _ESCAPE_DIGITS:
+        return min(i + 2 + _ESCAPE_DIGITS[c], len(p))
+    if c == "N" and p.startswith("{", i + 2) and "}" in p[i:]:
         return p.index("}", i) + 1
+    if c.isdigit():
+        j = i + 2
+        while j < len(p) and j < i + 4 and p[j].isdigit():
+            j += 1
+        return j
     return min(i + 2, len(p))
 
 
 class _Scanner:
-    """One pass over a valid Python regex: rewrites it for `parse_regex` and records the
-    features that matter (lazy quantifiers, anchors)."""
+    """One pass over a valid Python regex: the equivalent text for `parse_regex`, and the
+    features found (lazy quantifiers, anchors)."""
 
-    def __init__(self, pattern: str, flags: frozenset[str]) -> None:
+    def __init__(self, pattern: str, flags: frozenset[str], what: str, span: Span | None) -> None:
         self.p = pattern
-        self.verbose = "x" in flags
-        self.dotall = "s" in flags
-        self.fold = "i" in flags
+        self.flags = flags
+        self.what = what
+        self.shown = _show_regex(pattern, flags)
+        self.span = span
         self.found: set[str] = set()
 
+    def _unsupported(self, flags: str) -> GrammarError:
+        return _fail(f"{self.what}: inline flags '{flags}' are not supported (only i, m, s, u, x)",
+                     self.span, "lark-flag")
+
     def run(self) -> str:
-        p, out, i, n = self.p, [], 0, len(self.p)
+        p, out, n = self.p, [], len(self.p)
+        flags, stack = self.flags, []
+        i = 0
+        m = _GLOBAL_FLAGS.match(p)
+        if m:
+            if not set(m[1]) <= _SUPPORTED_FLAGS:
+                raise self._unsupported(m[1])
+            flags, i = flags | set(m[1]), m.end()
         while i < n:
             c = p[i]
             if c == "\\":
                 j = _escape_end(p, i)
-                esc = p[i:j]
-                if len(esc) == 2 and esc[1] in _SHORTHAND:
-                    out.append("[" + _class_body(shorthand_ranges(esc[1])) + "]")
-                else:
-                    if esc in ("\\A", "\\Z"):
-                        self.found.add(ANCHOR)
-                    out.append(esc)
+                out.append(self._escape(p[i:j], flags))
                 i = j
             elif c == "[":
-                text, i = self._char_class(i)
+                text, i = self._char_class(i, flags)
                 out.append(text)
-            elif self.verbose and c in _WHITESPACE:
+            elif "x" in flags and c in _WHITESPACE:
                 i += 1
-            elif self.verbose and c == "#":
+            elif "x" in flags and c == "#":
                 end = p.find("\n", i)
                 i = n if end < 0 else end + 1
-            elif p.startswith("(?", i):
-                out.append("(?")
-                i += 2
+            elif c == "(":
+                stack.append(flags)
+                m = _FLAG_GROUP.match(p, i)
+                if m:
+                    if not set(m[1] + (m[2] or "")) <= _SUPPORTED_FLAGS:
+                        raise self._unsupported(m.group())
+                    flags = (flags | set(m[1])) - set(m[2] or "")
+                    out.append("(?:")
+                    i = m.end()
+                else:
+                    out.append("(?" if p.startswith("(?", i) else "(")
+                    i += len(out[-1])
+            elif c == ")":
+                flags = stack.pop() if stack else flags
+                out.append(c)
+                i += 1
             elif c == ".":
-                out.append("(?:.|\\n)" if self.dotall else ".")
+                out.append("(?:.|\\n)" if "s" in flags else ".")
                 i += 1
             elif c in "*+?":
                 out.append(c)
@@ -250,12 +267,21 @@ class _Scanner:
                 else:
                     out.append("\\{")
                     i += 1
-            else:
-                if c in "^$":
-                    self.found.add(ANCHOR)
+            elif c in "^$":
+                self._anchor(flags)
                 out.append(c)
                 i += 1
+            else:
+                out.append(self._literal(c, flags))
+                i += 1
         return "".join(out)
+
+    def _anchor(self, flags: frozenset[str]) -> None:
+        if "m" in flags:
+            raise _fail(f"{self.what}: regex {self.shown} uses anchors with the flag 'm' (multiline), "
+                        "which match after any newline in the input; rewrite without anchors",
+                        self.span, "lark-flag")
+        self.found.add(ANCHOR)
 
     def _lazy(self, i: int, out: list[str]) -> int:
         if self.p.startswith("?", i):
@@ -264,7 +290,37 @@ class _Scanner:
             return i + 1
         return i
 
-    def _char_class(self, i: int) -> tuple[str, int]:
+    def _escape(self, esc: str, flags: frozenset[str]) -> str:
+        if len(esc) == 2 and esc[1] in _SHORTHAND:
+            return self._ranges(shorthand_ranges(esc[1]), flags)
+        if esc in ("\\A", "\\Z"):
+            self._anchor(flags)
+        if esc[1:2] == "u" and len(esc) == 6 and 0xD800 <= int(esc[2:], 16) <= 0xDFFF:
+            raise _fail(f"{self.what}: the escape {esc} is a lone surrogate, which no UTF-8 text "
+                        "contains", self.span, "lark-terminal")
+        return self._literal(esc, flags)
+
+    def _literal(self, text: str, flags: frozenset[str]) -> str:
+        """One literal character (or its escape), folded under IGNORECASE."""
+        if "i" not in flags:
+            return text
+        try:
+            node = parse_regex(text)
+        except GrammarError:
+            return text
+        if not isinstance(node, Literal):
+            return text
+        chars = node.data.decode("utf-8")
+        if len(chars) != 1:
+            return text
+        ranges = _fold_char(chars)
+        return text if ranges == ((ord(chars),) * 2,) else self._ranges(ranges, frozenset())
+
+    def _ranges(self, ranges: Ranges, flags: frozenset[str]) -> str:
+        ranges = _fold_ranges(ranges) if "i" in flags else ranges
+        return "[" + _class_body(ranges) + "]" if ranges else "[^\\U00000000-\\U0010FFFF]"
+
+    def _char_class(self, i: int, flags: frozenset[str]) -> tuple[str, int]:
         p, n = self.p, len(self.p)
         j = i + 1
         negated = p.startswith("^", j)
@@ -282,23 +338,16 @@ class _Scanner:
             else:
                 body.append("\\" + p[j] if p[j] in "[&~|" else p[j])
                 j += 1
-        text = "".join(body)
-        end = min(j + 1, n)
-        if negated and self.fold:
-            return self._folded_negation(text), end
-        return "[" + "^" * negated + text + "]", end
-
-    def _folded_negation(self, body: str) -> str:
-        """`[^body]` under IGNORECASE: Python excludes every character whose case-folded form is
-        in the folded set, i.e. the complement of the folded positive class."""
+        text, end = "".join(body), min(j + 1, n)
+        if "i" not in flags:
+            return "[" + "^" * negated + text + "]", end
         try:
-            node = parse_regex("[" + body + "]")
+            node = parse_regex("[" + text + "]")
         except GrammarError:
-            return "[^" + body + "]"
-        if not isinstance(node, CharClass):
-            return "[^" + body + "]"
-        out = complement_ranges(_fold_ranges(node.ranges))
-        return "[" + _class_body(out) + "]" if out else "[^\\U00000000-\\U0010FFFF]"
+            return "[" + "^" * negated + text + "]", end
+        assert isinstance(node, CharClass)
+        folded = _fold_ranges(node.ranges)
+        return self._ranges(complement_ranges(folded) if negated else folded, frozenset()), end
 
 
 @dataclass(frozen=True)
@@ -309,23 +358,19 @@ class TerminalIR:
     warnings: dict[str, str]
 
 
-def range_pattern(lo: Any, hi: Any) -> Pattern:
-    """Lark's pattern for `"a".."z"`: the regex class it builds from the two strings' text."""
-    return PatternRE(f"[{str(lo)[1:-1]}-{str(hi)[1:-1]}]")
-
-
-def literal_pattern(token: Any, span: Span | None = None) -> Pattern:
-    """Lark's pattern for a string or regex literal token (escapes and flags applied)."""
-    try:
-        return _literal_to_pattern(token)
-    except LarkError as e:
-        raise _fail(f"bad literal {str(token)[:60]}: {e}", span, "lark-grammar") from None
-
-
 def _fail(message: str, span: Span | None, code: str) -> GrammarError:
     return GrammarError(message, line=span.line if span else None,
                         column=span.column if span else None,
                         source=span.source if span else None, code=code)
+
+
+def _show_regex(value: str, flags: frozenset[str]) -> str:
+    text = f"/{value}/{''.join(sorted(flags))}"
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _show(pattern: Pattern) -> str:
+    return _show_regex(pattern.value, frozenset(pattern.flags))
 
 
 def string_ir(text: str, ignore_case: bool, what: str, span: Span | None) -> Node:
@@ -340,23 +385,22 @@ def string_ir(text: str, ignore_case: bool, what: str, span: Span | None) -> Nod
 
 def pattern_ir(pattern: Pattern, what: str, span: Span | None, limits: Limits,
                warnings: dict[str, str]) -> Node:
-    """The IR of one Lark pattern (a string or a regex with its flags), as Python's `re` reads it.
+    """The IR of one Lark pattern (a string, or a regex with its flags) as Python's `re` reads it.
 
     `what` names the terminal in messages; warnings are added to `warnings` (code -> message).
     """
     flags = frozenset(pattern.flags)
     if isinstance(pattern, PatternStr):
         return string_ir(pattern.value, "i" in flags, what, span)
-    shown = f"/{pattern.value}/{''.join(sorted(flags))}"
+    shown = _show(pattern)
     try:
-        re.compile(pattern.to_regexp())
+        with warnings_module.catch_warnings():
+            warnings_module.simplefilter("ignore")
+            re.compile(pattern.to_regexp())
     except (re.error, OverflowError, RecursionError, ValueError) as e:
         raise _fail(f"{what}: regex {shown} is not a valid Python regex: {e}", span, "lark-terminal") from None
-    scanner = _Scanner(pattern.value, flags)
+    scanner = _Scanner(pattern.value, flags, what, span)
     text = scanner.run()
-    if ANCHOR in scanner.found and "m" in flags:
-        raise _fail(f"{what}: regex {shown} uses anchors with the flag 'm' (multiline), which match "
-                    "after any newline in the input; rewrite without anchors", span, "lark-flag")
     try:
         node = parse_regex(text, limits=limits)
     except GrammarError as e:
@@ -373,7 +417,7 @@ def pattern_ir(pattern: Pattern, what: str, span: Span | None, limits: Limits,
         warnings["lark-anchor"] = (
             f"{what}: regex {shown} has an anchor, which grammask ignores (every token is matched "
             "whole); in Lark '^' only matches at the start of the input and '$' at its end")
-    return fold_case(node) if "i" in flags else _strip_spans(node)
+    return _strip_spans(node)
 
 
 def tree_size(tree: Any, memo: dict[int, int]) -> int:
@@ -423,61 +467,26 @@ def repeat_bounds(op: str, numbers: list[Any], what: str, span: Span | None) -> 
     return lo, hi
 
 
-def _tree_ir(tree: Any, what: str, span: Span | None, limits: Limits,
-             warnings: dict[str, str], memo: dict[int, Node]) -> Node:
-    if id(tree) in memo:
-        return memo[id(tree)]
-    if not isinstance(tree, Tree):
-        raise _fail(f"{what}: unexpected {tree!r} in a terminal definition", span, "lark-terminal")
-    kids = tree.children
-
-    def sub(t: Any) -> Node:
-        return _tree_ir(t, what, span, limits, warnings, memo)
-
-    kind = tree.data
-    if kind == "expansions":
-        node = choice([sub(k) for k in kids])
-    elif kind == "expansion":
-        node = seq([sub(k) for k in kids])
-    elif kind == "value":
-        node = sub(kids[0])
-    elif kind == "maybe":
-        node = Repeat(sub(kids[0]), 0, 1)
-    elif kind == "expr":
-        lo, hi = repeat_bounds(str(kids[1]), kids[2:], what, span)
-        node = Repeat(sub(kids[0]), lo, hi)
-    elif kind == "literal":
-        node = pattern_ir(literal_pattern(kids[0], span), what, span, limits, warnings)
-    elif kind == "range":
-        node = pattern_ir(range_pattern(kids[0], kids[1]), what, span, limits, warnings)
-    else:
-        raise _fail(f"{what}: '{kind}' cannot appear in a terminal definition", span, "lark-terminal")
-    memo[id(tree)] = node
-    return node
-
-
-def terminal_ir(name: str, tree: Any, compiled: Pattern, span: Span | None, limits: Limits) -> TerminalIR:
-    """The IR of terminal `name`: an exact rewrite when Lark's joined regex is in `REWRITES`,
-    otherwise its definition tree (named terminals) or its pattern (anonymous ones)."""
-    what = f"terminal {name}"
+def terminal_ir(name: str, pattern: Pattern, span: Span | None, limits: Limits) -> TerminalIR:
+    """The IR of terminal `name` from Lark's compiled pattern: an exact rewrite when the pattern
+    is in `REWRITES`, otherwise the pattern as Python's `re` reads it."""
     warnings: dict[str, str] = {}
-    rewrite = REWRITES.get((compiled.type, compiled.value, frozenset(compiled.flags)))
+    rewrite = REWRITES.get((pattern.type, pattern.value, frozenset(pattern.flags)))
     if rewrite is not None:
         return TerminalIR(_strip_spans(parse_regex(rewrite, limits=limits)), warnings)
-    if tree is None:
-        node = pattern_ir(compiled, what, span, limits, warnings)
-    else:
-        node = _tree_ir(tree, what, span, limits, warnings, {})
-    return TerminalIR(node, warnings)
+    return TerminalIR(pattern_ir(pattern, f"terminal {name}", span, limits, warnings), warnings)
 
 
 def check_lexable(name: str, pattern: Pattern, span: Span | None) -> None:
     """Refuse what every Lark lexer refuses when it builds a parser: a terminal whose regex is
     invalid, or that can match the empty string."""
+    if "l" in pattern.flags:
+        raise _fail(f"terminal {name}: regex {_show(pattern)} uses the flag 'l' (locale), which "
+                    "Python's re rejects for text patterns", span, "lark-flag")
     try:
         width = pattern.min_width
     except Exception as e:  # noqa: BLE001 - Lark's width probe raises whatever sre/regex raise
-        raise _fail(f"terminal {name}: regex /{pattern.value}/ is not a valid Python regex ({e})",
+        raise _fail(f"terminal {name}: regex {_show(pattern)} is not a valid Python regex ({e})",
                     span, "lark-terminal") from None
     if width == 0:
         raise _fail(f"terminal {name} matches the empty string; Lark's lexers reject zero-width "

@@ -5,6 +5,7 @@ import functools
 import math
 import random
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lark import Lark
 from lark.exceptions import LarkError
+from lark.lexer import Lexer, Token
 
 from .budget import examples
 
@@ -259,6 +261,31 @@ def test_regex_flags_and_unicode_classes_match_re(pattern: str, flags: str) -> N
         assert dfa.fullmatch(s.encode()) == bool(compiled.fullmatch(s)), (pattern, flags, s)
 
 
+@pytest.mark.parametrize("definition", [
+    'A: ("k"i | /x./s) "y"+',
+    'A: /a b # c\n/x "é"i /[^a-c]/i',
+    'A: ("ab"i | /[α-γ]+/i) ~ 1..2 /\\d?/',
+    'A: /(?i:k)x/ /(?s:.)/',
+])
+def test_flags_stay_in_their_part_of_a_terminal(definition: str) -> None:
+    text = f"start: A\n{definition}\n"
+    dfa = dfa_of(text)
+    rng = random.Random(definition)
+    pool = "aAbBkK\u212axXyY\néÉ7γΓ _#"
+    samples = ["".join(rng.choice(pool) for _ in range(rng.randint(1, 6))) for _ in range(1500)]
+    samples += generated_strings(parse_lark(text)[0], rng, 100)
+    for s in samples:
+        assert dfa.fullmatch(s.encode()) == lark_accepts(text, s), (definition, s)
+
+
+def test_terminals_follow_the_regex_lark_joins() -> None:
+    text = 'start: A\nA: /x|yz/ "k"\n'
+    assert re.compile(Lark(text).get_terminal("A").pattern.to_regexp()).pattern == "x|yzk"
+    dfa = dfa_of(text)
+    assert dfa.fullmatch(b"x") and dfa.fullmatch(b"yzk") and not dfa.fullmatch(b"xk")
+    assert lark_accepts(text, "x") and not lark_accepts(text, "xk")
+
+
 def test_unicode_shorthands_are_pythons() -> None:
     def has(letter: str, ch: str) -> bool:
         return any(lo <= ord(ch) <= hi for lo, hi in shorthand_ranges(letter))
@@ -280,10 +307,13 @@ def test_imports_of_common() -> None:
 def test_ignore_follows_every_token_and_opens_the_start() -> None:
     text = '%import common.WS\n%import common.INT\nstart: "(" list ")"\nlist: INT ("," INT)*\n%ignore WS\n'
     grammar, _ = parse_lark(text)
-    tok = lambda n: Seq((RuleRef(n), RuleRef(IGNORE_RULE)))
+
+    def tok(name: str) -> tuple[Node, ...]:
+        return (RuleRef(name), RuleRef(IGNORE_RULE))
+
     assert grammar.rule("start").body == Seq((RuleRef(IGNORE_RULE), RuleRef("LPAR"), RuleRef(IGNORE_RULE),
                                               RuleRef("list"), RuleRef("RPAR"), RuleRef(IGNORE_RULE)))
-    assert grammar.rule("list").body == Seq(tok("INT").items + (Repeat(Seq(tok("COMMA").items + tok("INT").items), 0, None),))
+    assert grammar.rule("list").body == Seq(tok("INT") + (Repeat(Seq(tok("COMMA") + tok("INT")), 0, None),))
     assert grammar.rule(IGNORE_RULE).body == Repeat(RuleRef("WS"), 0, None)
     assert grammar.rule("WS").body == Repeat(CharClass(((9, 10), (12, 13), (32, 32))), 1, None)
     dfa = dfa_of(text)
@@ -314,7 +344,8 @@ def test_templates_are_instantiated_as_lark_names_them() -> None:
     grammar, _ = parse_lark(text)
     names = [r.name for r in grammar.rules]
     assert "_sep{item,COMMA}" in names and "sep2{X}" in names and "_sep{X,SEMICOLON}" in names
-    assert grammar.rule("_sep{item,COMMA}").body == Seq((RuleRef("item"), Repeat(Seq((RuleRef("COMMA"), RuleRef("item"))), 0, None)))
+    item, comma = RuleRef("item"), RuleRef("COMMA")
+    assert grammar.rule("_sep{item,COMMA}").body == Seq((item, Repeat(Seq((comma, item)), 0, None)))
     assert lark_accepts(text, "i,ix;x") and dfa_of(text).fullmatch(b"i,ix;x")
 
 
@@ -372,7 +403,7 @@ def test_errors_have_positions(text: str, line: int, column: int, needle: str) -
     ("start: A\nA: /a\\1/\n", "lark-terminal"),
     ("start: A\nA: /(/\n", "lark-terminal"),
     ("start: A\nA: /^a/m\n", "lark-flag"),
-    ("start: A\nA: /a/l\n", "lark-terminal"),
+    ("start: A\nA: /a/l\n", "lark-flag"),
     ("%declare X\nstart: X\n", "lark-declare"),
     ("%declare X\nA: X\nstart: A\n", "lark-declare"),
     ("%declare foo\nstart: \"a\"\n", "lark-declare"),
@@ -599,6 +630,90 @@ def test_scannerless_reading_differs_from_maximal_munch() -> None:
     for parser in (Lark(text, parser="lalr"), Lark(text, parser="earley", lexer="dynamic")):
         with pytest.raises(LarkError):
             parser.parse("ab")
+
+
+_LITERALS = ['"a"', '"b"', '"ab"', '"k"i', '"Ab"i', '","', '"("', '"é"', '"x".."z"', '"ß"i']
+_REGEXES = ["/[0-9]+/", "/[a-c]/", r"/\w/", r"/[^\W\d]/", r"/\d{2}/", "/x|yz/", "/q/i", "/[^k]/i",
+            "/a . b/x", "/./s", "/[α-γ]/i", r"/\D/"]
+
+
+def random_grammar(rng: random.Random) -> str:
+    """A small random Lark grammar: rules over rules, terminals, strings and regexes, with
+    every operator, priorities, aliases, `?`/`!` rules and sometimes `%ignore`."""
+    rules = ["start"] + [f"r{i}" for i in range(1, rng.randint(1, 3))]
+    terms = [f"T{i}" for i in range(rng.randint(0, 2))]
+
+    def atom(depth: int, owner: int | None) -> str:
+        k = rng.random()
+        later = terms if owner is None else terms[owner + 1:]
+        if k < 0.3:
+            return rng.choice(_LITERALS)
+        if k < 0.45:
+            return rng.choice(_REGEXES)
+        if k < 0.6 and later:
+            return rng.choice(later)
+        if k < 0.75 and owner is None:
+            return rng.choice(rules)
+        return "(" + alternatives(depth + 1, owner) + ")" if depth < 1 else rng.choice(_LITERALS)
+
+    def item(depth: int, owner: int | None) -> str:
+        text = atom(depth, owner)
+        if rng.random() < 0.1:
+            return f"[{text}]"
+        return text + rng.choice(["", "", "", "", "?", "*", "+", " ~ 2", " ~ 1..2"])
+
+    def alternatives(depth: int, owner: int | None) -> str:
+        return " | ".join(" ".join(item(depth, owner) for _ in range(rng.randint(1, 3)))
+                          for _ in range(rng.randint(1, 2)))
+
+    lines = [f"{rng.choice(['', '?', '!']) if r != 'start' else ''}{r}{rng.choice(['', '', '.2'])}: "
+             f"{alternatives(0, None)}{rng.choice(['', '', '', ' -> al'])}" for r in rules]
+    lines += [f"{t}: {alternatives(0, i)}" for i, t in enumerate(terms)]
+    if rng.random() < 0.5:
+        lines.append("%ignore " + rng.choice(['" "', '"_"', "/-+/"]))
+    return "\n".join(lines) + "\n"
+
+
+class _Replay(Lexer):
+    """A Lark lexer that yields the tokens it is given: Lark parses a token sequence."""
+
+    def __init__(self, conf: object) -> None:
+        pass
+
+    def lex(self, data: list[tuple[str, str]]) -> Iterator[Token]:  # type: ignore[override]
+        for name, text in data:
+            yield Token(name, text)
+
+
+@given(st.integers(0, 2**32))
+@settings(max_examples=examples(100))
+def test_random_grammars_generate_what_lark_parses(seed: int) -> None:
+    """Soundness without lexing: every token grammask generates fully matches its terminal's
+    regex as Python's re reads it, and Lark's parser accepts the token sequence."""
+    rng = random.Random(seed)
+    text = random_grammar(rng)
+    try:
+        grammar, _ = parse_lark(text)
+    except GrammarError:
+        return
+    check_grammar(grammar)
+    try:
+        parser = Lark(text, parser="earley", lexer=_Replay)
+    except LarkError as e:
+        assert "defined twice" in str(e)
+        return
+    regexes = {t.name: re.compile(t.pattern.to_regexp()) for t in parser.terminals}
+    terminals = {r.name for r in grammar.rules if r.name in regexes}
+    for _ in range(3):
+        result = generate_tokens(grammar, rng, terminals, depth=3)
+        if result is None:
+            return
+        tokens = result[1]
+        for name, token in tokens:
+            assert regexes[name].fullmatch(token), (name, token, text)
+        sentence = [t for t in tokens if t[0] not in parser.ignore_tokens]
+        if len(sentence) <= 12:
+            parser.parse(sentence)
 
 
 # ---------------------------------------------------------------- robustness
