@@ -10,57 +10,45 @@ interpreter with an empty and then a warm Numba cache. See bench/README.md for h
 """
 from __future__ import annotations
 
-import os
-import sys
+from harness import Setup, log, pin_to_one_cpu, set_up  # first: sets the thread counts
 
-# One thread everywhere, set before numpy, numba, torch or the peers load their runtimes.
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS",
-             "RAYON_NUM_THREADS", "TOKENIZERS_PARALLELISM"):
-    os.environ.setdefault(_var, "false" if _var == "TOKENIZERS_PARALLELISM" else "1")
-
+# isort: split
 import argparse  # noqa: E402
-import gc  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
+from functools import partial  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
+
 from cold_start import PHASES, run_cold_start  # noqa: E402
 from measure import (  # noqa: E402
     FULL,
     QUICK,
     CrossCheck,
-    EngineRun,
-    GrammaskRun,
+    Masks,
     Plan,
+    Walk,
     copy_baseline_ns,
-    run_grammask,
-    run_peer,
+    run_engine,
+    run_grammask_regex,
     summarize,
+    summary_of,
 )
-from report import Cell, crosscheck_report, metric_table, table  # noqa: E402
+from report import (  # noqa: E402
+    Cell,
+    Summaries,
+    crosscheck_report,
+    metric_table,
+    pick,
+    problems_report,
+    table,
+)
 from workloads import Workload, build_workloads  # noqa: E402
 
 GM = "grammask"
-
-
-_T0 = time.perf_counter()
-
-
-def log(msg: str) -> None:
-    """Progress on stderr (seconds since start), so stdout holds only the report."""
-    print(f"{time.perf_counter() - _T0:7.1f}s {msg}", file=sys.stderr, flush=True)
-
-
-def pin_to_one_cpu() -> str:
-    """Pin this process (and its children) to the last CPU it may run on."""
-    try:
-        cpus = sorted(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cpus[-1]})
-        return f"pinned to CPU {cpus[-1]} of {len(cpus)}"
-    except (AttributeError, OSError) as exc:
-        return f"not pinned ({exc})"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -75,62 +63,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def _med_ms(xs: list[float]) -> float | None:
-    return float(np.median(xs)) * 1e3 if xs else None
-
-
-def summary_of(run: EngineRun) -> dict[str, Any]:
-    """The reported numbers of one engine on one workload (ms for compile, µs per call)."""
-    out: dict[str, Any] = {
-        "compile_ms": _med_ms(run.compile_s),
-        "first_mask_ms": _med_ms(run.first_mask_s),
-        "warm_fill_us": summarize(run.warm_fill_ns, 1e-3),
-        "cold_fill_us": summarize(run.cold_fill_ns, 1e-3),
-        "accept_us": summarize(run.accept_ns, 1e-3),
-        "error": run.error,
-    }
-    if isinstance(run, GrammaskRun):
-        out["compile_precompute_ms"] = _med_ms(run.compile_pre_s)
-        out["nbytes"] = run.nbytes
-        out["states"] = run.states
-    return out
-
-
-Summaries = dict[str, dict[str, dict[str, Any]]]
-
-
 def bench_workloads(workloads: list[Workload], vocab: Any, peers: list[Any], plan: Plan,
-                    ) -> tuple[Summaries, dict[str, dict[str, CrossCheck]], dict[str, int]]:
-    """Run every engine on every workload: summaries[workload][engine], checks, token counts."""
+                    ) -> tuple[Summaries, dict[str, list[CrossCheck]], dict[str, Masks],
+                               dict[str, int]]:
+    """Run every engine on every workload: summaries[workload][engine], each peer's masks
+    against grammask's, all masks, token counts."""
     summaries: Summaries = {}
-    checks: dict[str, dict[str, CrossCheck]] = {}
+    checks: dict[str, list[CrossCheck]] = {}
+    masks: dict[str, Masks] = {}
     n_tokens: dict[str, int] = {}
     for w in workloads:
         ids = vocab.encode(w.target)
         n_tokens[w.name] = len(ids)
+        walk = Walk([ids], vocab.size, vocab.eos_token_id)
         log(f"[{w.name}] {len(ids)} tokens: grammask")
-        gm = run_grammask(vocab, w.pattern, ids, plan)
+        gm = run_grammask_regex(vocab, w.pattern, walk, plan)
         summaries[w.name] = {GM: summary_of(gm)}
-        checks[w.name] = {}
+        masks[w.name] = m = Masks(vocab.size, {GM: gm.rows})
         for peer in peers:
             log(f"[{w.name}] {peer.name}")
-            run, chk = run_peer(peer, w.pattern, ids, gm.rows, vocab.size, plan)
+            run = run_engine(partial(peer.compile, w.pattern), peer.session, walk, plan,
+                             grammask=False, nbytes=peer.nbytes)
             summaries[w.name][peer.name] = summary_of(run)
-            checks[w.name][peer.name] = chk
-    return summaries, checks, n_tokens
-
-
-def _pick(summaries: Summaries, engines: list[str], key: str,
-          stat: str | None = None) -> dict[str, dict[str, float | None]]:
-    out: dict[str, dict[str, float | None]] = {}
-    for wl, by in summaries.items():
-        row: dict[str, float | None] = {}
-        for e in engines:
-            s = by.get(e)
-            v = None if s is None else s.get(key)
-            row[e] = v.get(stat) if isinstance(v, dict) and stat else v
-        out[wl] = row
-    return out
+            if not run.error:
+                m.rows[peer.name] = run.rows
+        checks[w.name] = [m.compare(GM, p.name) for p in peers if p.name in m.rows]
+    return summaries, checks, masks, n_tokens
 
 
 def print_report(summaries: Summaries, engines: list[str],
@@ -141,15 +99,15 @@ def print_report(summaries: Summaries, engines: list[str],
                        extra=["gm_precomp"]))
     print()
     print(metric_table("time to first mask, ms (compile + matcher + first fill; median)",
-                       _pick(summaries, engines, "first_mask_ms"), engines))
+                       pick(summaries, engines, "first_mask_ms"), engines))
     for key, label in (("warm_fill_us", "mask fill, warm (states seen before), µs per token"),
                        ("cold_fill_us", "mask fill, first pass on a fresh compile, µs per token")):
         for stat in ("median", "p99", "max"):
             print()
-            print(metric_table(f"{label}: {stat}", _pick(summaries, engines, key, stat), engines))
+            print(metric_table(f"{label}: {stat}", pick(summaries, engines, key, stat), engines))
     print()
     print(metric_table("accept_token / consume / advance, µs per token: median",
-                       _pick(summaries, engines, "accept_us", "median"), engines))
+                       pick(summaries, engines, "accept_us", "median"), engines))
     print()
     base = copy_us["median"]
     rows: list[list[Cell]] = []
@@ -171,7 +129,7 @@ def print_report(summaries: Summaries, engines: list[str],
 
 def _with_pre(summaries: Summaries, engines: list[str]
               ) -> dict[str, dict[str, float | None]]:
-    out = _pick(summaries, engines, "compile_ms")
+    out = pick(summaries, engines, "compile_ms")
     for wl, by in summaries.items():
         out[wl]["gm_precomp"] = by[GM]["compile_precompute_ms"]
     return out
@@ -195,35 +153,22 @@ def main(argv: list[str] | None = None) -> int:
     pin = "not pinned (--no-pin)" if args.no_pin else pin_to_one_cpu()
     t_start = time.perf_counter()
 
-    from grammask.runtime import Vocabulary
-    from grammask.runtime.token_trie import token_trie
-    from peers import load_peers
-
-    log("vocabulary")
-    t0 = time.perf_counter()
-    vocab = Vocabulary.default()
-    t1 = time.perf_counter()
-    token_trie(vocab)
-    t2 = time.perf_counter()
     from grammask.compiler import compile_regex
-    compile_regex("a", vocab)  # the regex front end's one-time setup, outside every timing
+
+    # compile_regex("a"): the regex front end's one-time setup, outside every timing.
+    setup: Setup = set_up({p for p in args.peers.split(",") if p},
+                          warm=lambda v: compile_regex("a", v))
+    vocab, peers, notes = setup.vocab, setup.peers, setup.notes
     workloads = build_workloads(vocab)
     if args.workloads:
         keep = set(args.workloads.split(","))
         workloads = [w for w in workloads if w.name in keep]
-    wanted = {p for p in args.peers.split(",") if p}
-    log("setting up peers")
-    peers, notes = load_peers(vocab, wanted)
     engines = [GM, *[p.name for p in peers]]
-    # Vocabulary tables and peers' token lists are long-lived: keep them out of every later
-    # collection, so the collect before each timed region stays short.
-    gc.collect()
-    gc.freeze()
 
     log("copy baseline (first half)")
     n_words = (vocab.size + 31) // 32
     copy_ns, timer_ns = copy_baseline_ns(n_words, plan.copy_samples // 2)
-    summaries, checks, n_tokens = bench_workloads(workloads, vocab, peers, plan)
+    summaries, checks, masks, n_tokens = bench_workloads(workloads, vocab, peers, plan)
     log("copy baseline (second half)")
     copy_ns += copy_baseline_ns(n_words, plan.copy_samples // 2)[0]
     copy_us = {**summarize(copy_ns, 1e-3), "words": n_words}
@@ -231,10 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"grammask regex benchmark ({'quick' if args.quick else 'full'}); python "
           f"{platform.python_version()}, numpy {np.__version__}; {pin}; vocabulary "
           f"{vocab.size:,} ids ({n_words:,} words per row), EOS {vocab.eos_token_id}")
-    setups = [f"grammask Vocabulary.default() {(t1 - t0) * 1e3:.0f} ms + token trie "
-              f"{(t2 - t1) * 1e3:.0f} ms",
-              *[f"{p.name} {p.version} {p.setup_s * 1e3:.0f} ms" for p in peers]]
-    print("one-time setup per vocabulary: " + "; ".join(setups))
+    print(setup.setup_line())
     for p in peers:
         print(f"  {p.name} compile = {p.compile_means}")
     for n in notes:
@@ -244,14 +186,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {w.name:<13} {n_tokens[w.name]:>3} tokens  target {w.target!r}")
     print()
     print_report(summaries, engines, n_tokens, copy_us, timer_ns)
-    for wl, by in summaries.items():
-        for e, s in by.items():
-            if s["error"]:
-                print(f"!! {e} on {wl}: {s['error']}")
+    for line in problems_report(summaries, vocab.token_bytes):
+        print(line)
     print()
     special = {int(i) for i in vocab.special_token_ids}
-    print(crosscheck_report(checks, vocab.token_bytes, {int(i) for i in vocab.eos_token_ids},
-                            special))
+    print(crosscheck_report(checks, masks, vocab.token_bytes,
+                            {int(i) for i in vocab.eos_token_ids}, special))
     cold: dict[str, Any] = {}
     if not args.no_cold_start:
         print()
@@ -262,12 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         doc = {"mode": "quick" if args.quick else "full", "pin": pin, "copy_baseline_us": copy_us,
                "timer_overhead_ns": timer_ns, "notes": notes,
-               "peers": {p.name: {"version": p.version, "setup_s": p.setup_s,
-                                  "compile_means": p.compile_means} for p in peers},
+               "peers": setup.peers_json("compile_means"),
                "workloads": {w.name: {"pattern": w.pattern, "target": w.target,
                                       "tokens": n_tokens[w.name], "engines": summaries[w.name],
-                                      "crosscheck": {p: {"steps": c.steps, "equal": c.equal}
-                                                     for p, c in checks[w.name].items()}}
+                                      "crosscheck": {c.peer: {"steps": c.steps, "equal": c.equal}
+                                                     for c in checks[w.name]}}
                              for w in workloads},
                "cold_start_s": cold}
         with open(args.json, "w", encoding="utf-8") as fh:

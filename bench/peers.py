@@ -4,16 +4,20 @@ Each peer is built from the same token bytes as a `grammask.runtime.Vocabulary`,
 comparable bit for bit: regular tokens spell their bytes, special tokens spell nothing for the
 grammar (never allowed by a regex), and the vocabulary's EOS id ends a complete match.
 
-A peer exposes `compile(pattern)` (what that library does per grammar before the first mask)
-and `session(compiled)`, a matcher bound to its own one-row bitmask with `fill()` (write the
-allowed next tokens), `row()` (that bitmask as an int32 numpy row), `accept(token_id)` and
-`reset()`. Fills use each library's public fast path into a preallocated buffer.
+A peer exposes `compile(pattern)` for a regex and `compile_grammar(text)` for a context-free
+grammar in its own dialect (`grammar_text(gbnf, lark)` gives that text, outside any timing):
+what that library does per grammar before the first mask. `session(compiled)` is a matcher
+bound to its own one-row bitmask with `fill()` (write the allowed next tokens), `row()` (that
+bitmask as an int32 numpy row), `accept(token_id)` and `reset()`. Fills use each library's
+public fast path into a preallocated buffer. `nbytes(compiled)` is the compiled grammar's
+memory where the library reports it.
 
 `load_peers(vocab)` returns the peers that import and build, plus a note for each that does not.
 """
 from __future__ import annotations
 
 import importlib.metadata
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,9 +43,13 @@ class Peer(Protocol):
     version: str
     setup_s: float
     compile_means: str
+    grammar_means: str
 
     def compile(self, pattern: str) -> Any: ...
+    def grammar_text(self, gbnf: str, lark: str | None) -> str: ...
+    def compile_grammar(self, text: str) -> Any: ...
     def session(self, compiled: Any) -> PeerSession: ...
+    def nbytes(self, compiled: Any) -> int | None: ...
 
 
 @dataclass
@@ -101,6 +109,7 @@ class OutlinesCorePeer:
 
     name = "outlines_core"
     compile_means = "Index(regex, vocabulary): full token index"
+    grammar_means = "no context-free grammars (regex and JSON Schema only)"
 
     def __init__(self, parts: VocabParts) -> None:
         import outlines_core as oc
@@ -119,8 +128,17 @@ class OutlinesCorePeer:
     def compile(self, pattern: str) -> Any:
         return self._oc.Index(pattern, self._vocab)
 
+    def grammar_text(self, gbnf: str, lark: str | None) -> str:
+        raise NotImplementedError(self.grammar_means)
+
+    def compile_grammar(self, text: str) -> Any:
+        raise NotImplementedError(self.grammar_means)
+
     def session(self, compiled: Any) -> PeerSession:
         return _OutlinesSession(self._oc, compiled, self._n_words)
+
+    def nbytes(self, compiled: Any) -> int | None:
+        return None
 
 
 # --------------------------------------------------------------------------- llguidance
@@ -129,7 +147,8 @@ class OutlinesCorePeer:
 class _LLGuidanceSession:
     def __init__(self, llg: Any, fill_fn: Callable[..., None], tokenizer: Any, grammar: str,
                  n_words: int) -> None:
-        self._m = llg.LLMatcher(tokenizer, grammar, log_level=0)
+        self._new = lambda: llg.LLMatcher(tokenizer, grammar, log_level=0)
+        self._m = self._new()
         if self._m.is_error():
             raise RuntimeError(f"llguidance: {self._m.get_error()}")
         self._fill = fill_fn
@@ -145,7 +164,11 @@ class _LLGuidanceSession:
         return bool(self._m.consume_token(token_id))
 
     def reset(self) -> None:
-        self._m.reset()
+        # A rejected token leaves the matcher in its error state, which reset() keeps.
+        if self._m.is_error():
+            self._m = self._new()
+        else:
+            self._m.reset()
 
 
 class _TokenSource:
@@ -171,6 +194,8 @@ class LLGuidancePeer:
 
     name = "llguidance"
     compile_means = "LLMatcher(tokenizer, grammar_from_regex(regex)) (lazy lexer)"
+    grammar_means = ("LLMatcher(tokenizer, grammar_from_lark(lark)) (lazy lexer; the Lark text "
+                     "is gbnf_to_lark(gbnf) or a hand translation, made outside the timing)")
 
     def __init__(self, vocab: Vocabulary, parts: VocabParts) -> None:
         import llguidance as llg
@@ -187,6 +212,18 @@ class LLGuidancePeer:
     def compile(self, pattern: str) -> Any:
         grammar = self._llg.LLMatcher.grammar_from_regex(pattern)
         return _LLCompiled(grammar, self._new(grammar))
+
+    def grammar_text(self, gbnf: str, lark: str | None) -> str:
+        from llguidance.gbnf_to_lark import gbnf_to_lark
+
+        return lark if lark is not None else gbnf_to_lark(gbnf)
+
+    def compile_grammar(self, text: str) -> Any:
+        grammar = self._llg.LLMatcher.grammar_from_lark(text)
+        return _LLCompiled(grammar, self._new(grammar))
+
+    def nbytes(self, compiled: Any) -> int | None:
+        return None
 
     def _new(self, grammar: str) -> _LLGuidanceSession:
         return _LLGuidanceSession(self._llg, self._fill, self._tok, grammar, self._n_words)
@@ -232,6 +269,9 @@ class XGrammarPeer:
 
     name = "xgrammar"
     compile_means = "GrammarCompiler(max_threads=1, no cache).compile_regex(regex)"
+    grammar_means = ("GrammarCompiler(max_threads=1, no cache).compile_grammar("
+                     "Grammar.from_ebnf(gbnf)); an empty first alternative `::= |` is written "
+                     "`::= \"\" |`, which its parser requires")
 
     def __init__(self, parts: VocabParts) -> None:
         import torch
@@ -250,8 +290,17 @@ class XGrammarPeer:
     def compile(self, pattern: str) -> Any:
         return self._compiler.compile_regex(pattern)
 
+    def grammar_text(self, gbnf: str, lark: str | None) -> str:
+        return re.sub(r"::=([ \t]*)\|", r'::=\1"" |', gbnf)
+
+    def compile_grammar(self, text: str) -> Any:
+        return self._compiler.compile_grammar(self._xgr.Grammar.from_ebnf(text))
+
     def session(self, compiled: Any) -> PeerSession:
         return _XGrammarSession(self._xgr, compiled, self._size)
+
+    def nbytes(self, compiled: Any) -> int | None:
+        return int(compiled.memory_size_bytes)
 
 
 # --------------------------------------------------------------------------- loading

@@ -1,4 +1,4 @@
-"""Plain-text tables for the regex benchmark: one table per metric, engines side by side.
+"""Plain-text tables for the benchmarks: one table per metric, engines side by side.
 
 Ratio columns are `peer / grammask` of the metric (times or sizes), so a ratio above 1 means
 grammask is faster (or smaller); the last row of a metric table is the geometric mean of each
@@ -7,9 +7,11 @@ ratio column over the workloads where both engines have a value.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from measure import CrossCheck, StepDiff
+from measure import CrossCheck, Masks, StepDiff
 
 Cell = float | int | str | None
 
@@ -83,12 +85,56 @@ def metric_table(title: str, values: dict[str, dict[str, float | None]], engines
     return table(title, headers, rows)
 
 
+Summaries = dict[str, dict[str, dict[str, Any]]]
+
+
+def pick(summaries: Summaries, engines: list[str], key: str,
+         stat: str | None = None) -> dict[str, dict[str, float | None]]:
+    """`summaries[workload][engine][key]` (its `stat` when it is a summary) for metric_table."""
+    out: dict[str, dict[str, float | None]] = {}
+    for wl, by in summaries.items():
+        row: dict[str, float | None] = {}
+        for e in engines:
+            s = by.get(e)
+            v = None if s is None else s.get(key)
+            row[e] = v.get(stat) if isinstance(v, dict) and stat else v
+        out[wl] = row
+    return out
+
+
+def _where(seq: int, step: int, multi: bool) -> str:
+    return f"doc {seq} step {step}" if multi else f"step {step}"
+
+
+def problems_report(summaries: Summaries, token_bytes: Callable[[int], bytes],
+                    multi: bool = False, shown: int = 3) -> list[str]:
+    """A line per grammar an engine does not support, and a `!!` line per engine error, rejected
+    token, or taken token missing from the engine's own mask (EOS after the last one included)."""
+    out: list[str] = []
+    for wl, by in summaries.items():
+        for e, s in by.items():
+            if s.get("unsupported"):
+                out.append(f"-- {e} on {wl}: unsupported ({s['unsupported']})")
+            if s.get("error"):
+                out.append(f"!! {e} on {wl}: {s['error']}")
+            for key, what in (("rejected", "rejected the token"),
+                              ("not_allowed", "its own mask lacks the token taken")):
+                hits = s.get(key) or []
+                if not hits:
+                    continue
+                listed = "; ".join(f"{_where(k, j, multi)} id {t} {token_bytes(t)!r}"
+                                   for k, j, t in hits[:shown])
+                more = f" (+{len(hits) - shown} more)" if len(hits) > shown else ""
+                out.append(f"!! {e} on {wl}: {what} at {len(hits)} steps: {listed}{more}")
+    return out
+
+
 def _kind(d: StepDiff, eos: set[int], special: set[int]) -> str:
-    og = [t for t in d.only_grammask.tolist() if t not in special]
+    og = [t for t in d.only_ref.tolist() if t not in special]
     op = [t for t in d.only_peer.tolist() if t not in special]
-    eos_part = any(t in eos for t in [*d.only_grammask.tolist(), *d.only_peer.tolist()])
+    eos_part = any(t in eos for t in [*d.only_ref.tolist(), *d.only_peer.tolist()])
     spec_part = any(t in special and t not in eos
-                    for t in [*d.only_grammask.tolist(), *d.only_peer.tolist()])
+                    for t in [*d.only_ref.tolist(), *d.only_peer.tolist()])
     tags = []
     if og and not op:
         tags.append("peer stricter")
@@ -104,75 +150,69 @@ def _kind(d: StepDiff, eos: set[int], special: set[int]) -> str:
 
 
 def _forced(d: StepDiff, token_bytes: Callable[[int], bytes], special: set[int]) -> bool:
-    """Whether grammask's allowed tokens at this step are all prefixes of one text: the grammar
-    forces the next bytes (only its tokenization is open)."""
-    if d.gm_allowed is None:
+    """Whether the reference's allowed tokens at this step are all prefixes of one text: the
+    grammar forces the next bytes (only its tokenization is open)."""
+    if d.ref_allowed is None:
         return False
-    texts = sorted((token_bytes(t) for t in d.gm_allowed.tolist() if t not in special), key=len)
+    texts = sorted((token_bytes(t) for t in d.ref_allowed.tolist() if t not in special), key=len)
     return all(b.startswith(a) for a, b in zip(texts, texts[1:], strict=False))
 
 
-def _allowed_by(peer: str, checks: dict[str, CrossCheck], step: int, token: int,
-                gm_allows: bool) -> list[str]:
-    """Which engines (grammask and other peers) allow `token` at `step`."""
-    who = ["grammask"] if gm_allows else []
-    for name, chk in checks.items():
-        if name == peer:
-            continue
-        d = next((x for x in chk.diffs if x.step == step), None)
-        if d is None:
-            if gm_allows:
-                who.append(name)
-        elif gm_allows and token not in set(d.only_grammask.tolist()):
-            who.append(name)
-        elif not gm_allows and token in set(d.only_peer.tolist()):
-            who.append(name)
-    return who
+def _frequent(diffs: list[StepDiff], side: str, token_bytes: Callable[[int], bytes],
+              n: int = 5) -> str:
+    counts = Counter(t for d in diffs for t in getattr(d, side).tolist())
+    return ", ".join(f"{token_bytes(t)!r} ({c})" for t, c in counts.most_common(n))
 
 
-def crosscheck_report(per_workload: dict[str, dict[str, CrossCheck]],
+def crosscheck_report(per_workload: dict[str, list[CrossCheck]], masks: dict[str, Masks],
                       token_bytes: Callable[[int], bytes],
                       eos: set[int], special: set[int], max_steps: int = 3,
-                      max_tokens: int = 3) -> str:
-    """Summary table of equal steps, then the first differing steps of each pair, explained."""
-    peers = sorted({p for checks in per_workload.values() for p in checks})
+                      max_tokens: int = 3, multi: bool = False) -> str:
+    """Summary table of equal steps per pair of engines, then the first differing steps of each
+    pair, each differing token with the engines whose mask allows it.
+
+    `multi`: workloads have several sequences, so steps are named `doc k step j`.
+    """
+    pairs = list(dict.fromkeys(f"{c.peer} vs {c.ref}" for cs in per_workload.values() for c in cs))
     rows: list[list[Cell]] = []
     for wl, checks in per_workload.items():
-        rows.append([wl, *[f"{checks[p].equal}/{checks[p].steps}" if p in checks else None
-                           for p in peers]])
-    title = "cross-check: steps whose allowed-token set equals grammask's (exact bitmask rows)"
-    out = [table(title, ["workload", *peers], rows)]
-    touched = [d for checks in per_workload.values() for chk in checks.values()
-               for d in chk.diffs
-               if any(t in special for t in [*d.only_grammask.tolist(), *d.only_peer.tolist()])]
+        by = {f"{c.peer} vs {c.ref}": f"{c.equal}/{c.steps}" for c in checks}
+        rows.append([wl, *[by.get(p) for p in pairs]])
+    title = "cross-check: steps whose allowed-token sets are equal (exact bitmask rows)"
+    out = [table(title, ["workload", *pairs], rows)]
+    touched = [d for checks in per_workload.values() for chk in checks for d in chk.diffs
+               if any(t in special for t in [*d.only_ref.tolist(), *d.only_peer.tolist()])]
     out.append("EOS and special ids: " + (
         f"differ at {len(touched)} steps (listed below)" if touched else
-        "no differences (EOS allowed exactly where grammask allows it; no special id allowed)"))
+        "no differences (EOS allowed at the same steps by every engine; no special id allowed)"))
     for wl, checks in per_workload.items():
-        for peer in peers:
-            chk = checks.get(peer)
-            if chk is None or not chk.diffs:
+        for chk in checks:
+            if not chk.diffs:
                 continue
-            kinds = sorted({_kind(d, eos, special) for d in chk.diffs})
+            peer = chk.peer
+            kinds = Counter(_kind(d, eos, special) for d in chk.diffs)
             n_forced = sum(_forced(d, token_bytes, special) for d in chk.diffs)
             forced = (f"; {n_forced} of them at steps where the grammar forces the next bytes"
                       if n_forced else "")
-            out.append(f"-- {wl} / {peer}: {len(chk.diffs)} of {chk.steps} steps differ "
-                       f"({'; '.join(kinds)}{forced})")
+            out.append(f"-- {wl} / {peer} against {chk.ref}: {len(chk.diffs)} of {chk.steps} "
+                       f"steps differ ({'; '.join(f'{k}: {n}' for k, n in sorted(kinds.items()))}"
+                       f"{forced})")
+            if multi:
+                for side, label in (("only_ref", chk.ref), ("only_peer", peer)):
+                    if any(len(getattr(d, side)) for d in chk.diffs):
+                        out.append(f"   most often only {label}: "
+                                   f"{_frequent(chk.diffs, side, token_bytes)}")
             for d in chk.diffs[:max_steps]:
-                out.append(f"   step {d.step}: grammask allows {d.n_grammask:,}, "
+                out.append(f"   {_where(d.seq, d.step, multi)}: {chk.ref} allows {d.n_ref:,}, "
                            f"{peer} allows {d.n_peer:,}")
-                for label, ids, gm_allows in (("only grammask", d.only_grammask, True),
-                                              (f"only {peer}", d.only_peer, False)):
+                for label, ids in ((f"only {chk.ref}", d.only_ref), (f"only {peer}", d.only_peer)):
                     if not len(ids):
                         continue
-                    shown = []
-                    for t in ids[:max_tokens].tolist():
-                        who = _allowed_by(peer, checks, d.step, t, gm_allows)
-                        shown.append(f"{t} {token_bytes(t)!r} [allowed by: {', '.join(who)}]")
+                    shown = [f"{t} {token_bytes(t)!r} [allowed by: "
+                             f"{', '.join(masks[wl].allowed_by(d.seq, d.step, t))}]"
+                             for t in ids[:max_tokens].tolist()]
                     more = f" (+{len(ids) - max_tokens} more)" if len(ids) > max_tokens else ""
                     out.append(f"     {label} ({len(ids):,}): " + "; ".join(shown) + more)
             if len(chk.diffs) > max_steps:
                 out.append(f"   ... {len(chk.diffs) - max_steps} more differing steps")
     return "\n".join(out)
-

@@ -18,15 +18,15 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TypeVar
 
-import numpy as np
-
 from ..runtime import Vocabulary
-from ..runtime.dfa_kernels import walk_bytes
-from ..runtime.dfa_table import DFATable
+from ..runtime.compiled import CompiledGrammar
+from ..runtime.pushdown_token_sets import PushdownTokenSets
+from ..runtime.token_sets import DFATokenSets
 from ..runtime.token_trie import token_trie
+from .analyses.size import automata_sizes, compile_structure
 from .diagnostics import render_diagnostic
 from .errors import GrammarError
-from .lowering import inline_regular
+from .ir import Grammar
 from .limits import Limits
 from .lint import (
     EXTENSIONS,
@@ -40,13 +40,14 @@ from .lint import (
     lint_file,
     parse_source,
 )
-from .pipeline import compile_regex, ir_to_dfa
+from .pipeline import compile_grammar, compile_regex, ir_to_dfa
 from .regex import parse_regex
+from .text_check import Automaton, check_text
 
 __all__ = ["main"]
 
 T = TypeVar("T")
-_CHUNK = 4096
+_BAR = 30
 
 
 class InputError(Exception):
@@ -104,11 +105,14 @@ def _relocate(error: GrammarError, text: str) -> GrammarError:
                        source=error.source, code=error.code)
 
 
-def _build(source: Source, build: Callable[[str], T]) -> T:
+def _build(source: Source, build: Callable[[str], T], relocate: bool = True) -> T:
+    """`build(source.text)`, a GrammarError becoming a SourceError (located inside a
+    multi-line regex when `relocate`)."""
     try:
         return build(source.text)
     except GrammarError as exc:
-        raise SourceError(source.path, source.text, _relocate(exc, source.text)) from None
+        raise SourceError(source.path, source.text,
+                          _relocate(exc, source.text) if relocate else exc) from None
 
 
 def parse_limits(pairs: Sequence[str]) -> Limits:
@@ -151,129 +155,106 @@ def load_vocabulary(spec: str) -> tuple[Vocabulary, str]:
     return vocab, spec
 
 
+def _source(args: argparse.Namespace, path: str | None) -> tuple[Source, str]:
+    """The pattern or grammar to compile (--regex or the file `path`) and its language:
+    --language, else the file's extension; other extensions are read as a regex."""
+    language = "regex" if args.regex is not None else args.language
+    if language is None and path is not None:
+        language = EXTENSIONS.get(Path(path).suffix.lower())
+    if language in (None, "regex"):
+        return _pattern_source(args.regex, path), "regex"
+    assert path is not None
+    return Source(path, _read_text(path).removeprefix("\ufeff")), language
+
+
+def _compile_file(source: Source, language: str, start: str | None, limits: Limits,
+                  compile_: Callable[[Grammar], CompiledGrammar]) -> CompiledGrammar:
+    """The GBNF or Lark grammar of `source` parsed and compiled by `compile_`; errors become
+    diagnostics located in the file."""
+
+    def build(text: str) -> CompiledGrammar:
+        grammar, _notes = parse_source(language, source.path, text, start, limits)
+        return compile_(grammar)
+
+    return _build(source, build, relocate=False)
+
+
+def _precompute(compiled: CompiledGrammar) -> float:
+    """Compute every token set now; the seconds it took. For a pushdown grammar (slower: a
+    trie walk per state) with a progress bar on stderr when it is a terminal, and a one-line
+    summary there either way."""
+    sets = compiled.token_sets
+    t0 = time.perf_counter()
+    if isinstance(sets, DFATokenSets):
+        sets.precompute()
+        return time.perf_counter() - t0
+    sys.stdout.flush()
+    tty = sys.stderr.isatty()
+    drawn_at, width = 0.0, 0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal drawn_at, width
+        now = time.perf_counter()
+        if done < total and now - drawn_at < 0.1:
+            return
+        filled = _BAR * done // total
+        line = f"token sets [{'#' * filled}{'.' * (_BAR - filled)}] {done:,}/{total:,} states"
+        print("\r" + line, end="", file=sys.stderr, flush=True)
+        drawn_at, width = now, len(line)
+
+    sets.precompute(progress if tty else None)
+    seconds = time.perf_counter() - t0
+    summary = f"token sets: {sets.n_computed:,} states computed in {seconds:.2f} s"
+    print(("\r" + summary.ljust(width)) if tty else summary, file=sys.stderr, flush=True)
+    return seconds
+
+
+def _token_sets_line(sets: DFATokenSets | PushdownTokenSets, seconds: float) -> str:
+    done = f"{sets.n_computed:,} states in {seconds * 1e3:.1f} ms"
+    if isinstance(sets, DFATokenSets):
+        allowed = [sets.get(s).n_allowed for s in range(sets.dfa.n_states)]
+        return (f"{done}, {sets.nbytes():,} bytes; allowed tokens per state: min"
+                f" {min(allowed):,}, median {statistics.median(allowed):,.0f}, max"
+                f" {max(allowed):,}")
+    n = max(sets.n_computed, 1)
+    return (f"{done}, {sets.nbytes():,} bytes; tokens per state on average:"
+            f" {sets.n_accepted / n:,.0f} accepted, {sets.n_uncertain / n:,.0f} uncertain"
+            " (checked against the stack when a mask is filled)")
+
+
 def _cmd_compile(args: argparse.Namespace) -> int:
-    source = _pattern_source(args.regex, args.file)
+    source, language = _source(args, args.file)
     limits = parse_limits(args.limit)
     t0 = time.perf_counter()
     vocab, vocab_name = load_vocabulary(args.vocab)
     token_trie(vocab)
     load_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    compiled = _build(source, lambda p: compile_regex(p, vocab, limits=limits))
+    if language == "regex":
+        compiled = _build(source, lambda p: compile_regex(p, vocab, limits=limits))
+    else:
+        compiled = _compile_file(source, language, args.start, limits,
+                                 lambda g: compile_grammar(g, vocab, limits=limits))
     compile_ms = (time.perf_counter() - t0) * 1e3
-    dfa = compiled.dfa
     eos = ", ".join(map(str, vocab.eos_token_ids.tolist())) or "none"
     print(f"{source.path}: compiled in {compile_ms:.1f} ms")
+    print(f"  backend       {'; '.join(compiled.notes) or compiled.kind}")
     print(f"  vocabulary    {vocab_name}: {vocab.size:,} ids, {vocab.n_tokens:,} tokens,"
           f" EOS {eos}; loaded and indexed in {load_s:.2f} s")
-    print(f"  DFA           {dfa.n_states:,} states ({int(dfa.accepting.sum()):,} accepting),"
-          f" {dfa.n_classes} byte classes, {dfa.nbytes():,} bytes")
+    dfa = compiled.dfa
+    if dfa is not None:
+        print(f"  DFA           {dfa.n_states:,} states ({int(dfa.accepting.sum()):,} accepting),"
+              f" {dfa.n_classes} byte classes, {dfa.nbytes():,} bytes")
+    else:
+        assert compiled.pushdown is not None
+        print(f"  automata      {automata_sizes(compiled)}, {compiled.pushdown.nbytes():,} bytes")
     if args.precompute:
-        t0 = time.perf_counter()
-        compiled.token_sets.precompute()
-        pre_ms = (time.perf_counter() - t0) * 1e3
-        allowed = [compiled.token_sets.get(s).n_allowed for s in range(dfa.n_states)]
-        print(f"  token sets    {dfa.n_states:,} states in {pre_ms:.1f} ms,"
-              f" {compiled.token_sets.nbytes():,} bytes; allowed tokens per state:"
-              f" min {min(allowed):,}, median {statistics.median(allowed):,.0f},"
-              f" max {max(allowed):,}")
+        seconds = _precompute(compiled)
+        print(f"  token sets    {_token_sets_line(compiled.token_sets, seconds)}")
     else:
         print("  token sets    computed on first use (--precompute builds them now)")
     print(f"  memory        {compiled.nbytes():,} bytes in all")
-    if dfa.is_empty_language:
-        warning = GrammarError("the pattern matches no text at all", code="empty-language")
-        print(render_diagnostic(source.path, source.text, warning, "warning"), file=sys.stderr)
     return 0
-
-
-def _position(data: bytes, offset: int) -> tuple[int, int, str]:
-    """1-based line and character column of the character holding byte `offset`, and it."""
-    start = offset
-    while 0 < start < len(data) and 0x80 <= data[start] < 0xC0:
-        start -= 1
-    line_start = data.rfind(b"\n", 0, start) + 1
-    column = len(data[line_start:start].decode("utf-8", "replace")) + 1
-    char = data[start:start + 4].decode("utf-8", "replace")[:1]
-    return data.count(b"\n", 0, start) + 1, column, char
-
-
-def _viable_length(dfa: DFATable, data: bytes) -> tuple[int, int, int]:
-    """(bytes read before the walk died or len(data), the state reached or -1, the last live
-    state: where the walk was before the byte that killed it)."""
-    arr = np.frombuffer(data, dtype=np.uint8)
-    state = dfa.start
-    for begin in range(0, len(arr), _CHUNK):
-        end = min(begin + _CHUNK, len(arr))
-        nxt = int(walk_bytes(dfa.transitions, dfa.byte_class, arr, begin, end, state))
-        if nxt < 0:
-            for p in range(begin, end):
-                before, state = state, dfa.step(state, data[p])
-                if state < 0:
-                    return p, -1, before
-        state = nxt
-    return len(data), state, state
-
-
-def _show_byte(b: int) -> str:
-    if 0x20 <= b < 0x7F and b != 0x27:
-        return f"'{chr(b)}'"
-    return {0x27: '"\'"', 0x0A: "'\\n'", 0x09: "'\\t'", 0x0D: "'\\r'"}.get(b, f"\\x{b:02x}")
-
-
-def expected_bytes(dfa: DFATable, state: int, limit: int = 8) -> str:
-    """The bytes that can follow in `state`, as ranges ('0'-'9', \\xc2-\\xdf), and "the end
-    of the text" when `state` accepts; at most `limit` ranges are listed."""
-    ok = dfa.transitions[state][dfa.byte_class] >= 0
-    ranges: list[tuple[int, int]] = []
-    for b in np.flatnonzero(ok).tolist():
-        if ranges and ranges[-1][1] == b - 1:
-            ranges[-1] = (ranges[-1][0], b)
-        else:
-            ranges.append((b, b))
-    parts = [_show_byte(lo) if lo == hi else f"{_show_byte(lo)}-{_show_byte(hi)}"
-             for lo, hi in ranges[:limit]]
-    if len(ranges) > limit:
-        parts.append(f"... ({len(ranges) - limit} more ranges)")
-    if dfa.accepting[state]:
-        parts.append("the end of the text")
-    if not parts:
-        return "nothing"
-    return parts[0] if len(parts) == 1 else "one of " + ", ".join(parts)
-
-
-def check_text(dfa: DFATable, text: str) -> GrammarError | None:
-    """None if `text` (as UTF-8; undecodable argv bytes kept as they were) fully matches;
-    otherwise why not, located at the first byte that cannot continue a match (code
-    "no-match") or at the end of a viable but incomplete prefix (code "incomplete"), with the
-    bytes that were expected there."""
-    try:
-        data = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        data = text.encode("utf-8", "surrogatepass")
-    if dfa.is_empty_language:
-        return GrammarError("no match: the pattern matches no text at all", code="empty-language")
-    read, state, last = _viable_length(dfa, data)
-    line, column, char = _position(data, read)
-    if state < 0:
-        return GrammarError(
-            f"no match: at byte offset {read}, {char!r} cannot continue any match (after a"
-            f" viable prefix of {read} byte{'' if read == 1 else 's'}); expected"
-            f" {expected_bytes(dfa, last)}", line=line, column=column, code="no-match")
-    if not dfa.accepting[state]:
-        return GrammarError(
-            f"incomplete: all {read} bytes are a viable prefix, but the text ends before a"
-            f" complete match; expected next {expected_bytes(dfa, state)}", line=line,
-            column=column, code="incomplete")
-    return None
-
-
-def _grammar_dfa(source: Source, language: str, start: str | None, limits: Limits) -> DFATable:
-    """The DFA of a GBNF or Lark grammar file; recursive grammars raise `recursive-grammar`."""
-    try:
-        grammar, _notes = parse_source(language, source.path, source.text, start, limits)
-        return ir_to_dfa(inline_regular(grammar), limits)
-    except GrammarError as exc:
-        raise SourceError(source.path, source.text, exc) from None
 
 
 def _check_texts(args: argparse.Namespace, positional: list[str]) -> list[tuple[str, str]]:
@@ -292,21 +273,19 @@ def _cmd_check(args: argparse.Namespace) -> int:
     inputs = list(args.inputs)
     path = None if args.regex is not None else (inputs.pop(0) if inputs else None)
     limits = parse_limits(args.limit)
-    language = args.language
-    if language is None and path is not None:
-        language = EXTENSIONS.get(Path(path).suffix.lower())
-    if args.regex is not None or language in (None, "regex"):
-        source = _pattern_source(args.regex, path)
-        texts = _check_texts(args, inputs)
-        dfa = _build(source, lambda p: ir_to_dfa(parse_regex(p, limits=limits), limits))
+    source, language = _source(args, path)
+    texts = _check_texts(args, inputs)
+    automaton: Automaton | None
+    if language == "regex":
+        automaton = _build(source, lambda p: ir_to_dfa(parse_regex(p, limits=limits), limits))
     else:
-        assert path is not None
-        source = Source(path, _read_text(path).removeprefix("\ufeff"))
-        texts = _check_texts(args, inputs)
-        dfa = _grammar_dfa(source, language, args.start, limits)
+        compiled = _compile_file(source, language, args.start, limits,
+                                 lambda g: compile_structure(g, limits))
+        automaton = compiled.dfa or compiled.pushdown
+        assert automaton is not None, "a compiled grammar holds a DFA or rule automata"
     matched = 0
     for label, text in texts:
-        problem = check_text(dfa, text)
+        problem = check_text(automaton, text)
         if problem is None:
             matched += 1
             print(f"{label}: match")
@@ -327,7 +306,8 @@ def _cmd_lint(args: argparse.Namespace) -> int:
             language_for(path, args.language)
         except ValueError as exc:
             raise InputError(str(exc)) from None
-    reports = [lint_file(path, args.language, limits, args.start) for path in args.files]
+    reports = [lint_file(path, args.language, limits, args.start, stats=args.stats)
+               for path in args.files]
     formatter = {"text": format_text, "json": format_json, "sarif": format_sarif}[args.format]
     output = formatter(reports)
     if output:
@@ -380,25 +360,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     limit_help = ("override a compile bound, e.g. max_dfa_states=50000 (repeatable; names: "
                   + ", ".join(f.name for f in fields(Limits)) + ")")
-    comp = sub.add_parser("compile", help="compile a regex and print its statistics",
-                          description="Compile a regex against a vocabulary and print the"
-                          " automaton's statistics. A FILE.regex holds the pattern (one"
-                          " trailing newline is ignored).")
-    comp.add_argument("file", nargs="?", metavar="FILE.regex", help="file holding the pattern")
+    comp = sub.add_parser("compile", help="compile a regex or grammar and print its statistics",
+                          description="Compile a regex or a GBNF/Lark grammar against a"
+                          " vocabulary and print the backend it compiles to (a DFA, or rule"
+                          " automata for the pushdown runtime), why, and the statistics. A"
+                          " FILE.regex holds the pattern (one trailing newline is ignored).")
+    comp.add_argument("file", nargs="?", metavar="FILE",
+                      help="file holding the pattern (.regex) or grammar (.gbnf, .lark)")
     comp.add_argument("--regex", metavar="PATTERN", help="the pattern itself")
     comp.add_argument("--vocab", default="default",
                       help="'default' (Qwen2.5), a tokenizer.json or a .tiktoken file")
     comp.add_argument("--precompute", action="store_true",
-                      help="compute every state's token set now and report its memory")
-    comp.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
-                      help=limit_help)
+                      help="compute every state's token set now and report its memory (for"
+                      " a pushdown grammar with a progress bar on stderr)")
+    _grammar_options(comp, limit_help)
     comp.set_defaults(func=_cmd_compile)
 
-    check = sub.add_parser("check", help="check texts against a regex",
-                           description="Check whether texts fully match a regex; for one that"
-                           " does not, report where it stops being a viable prefix. Text"
-                           " files are checked verbatim (a trailing newline is part of the"
-                           " text). Exits 1 if any text does not match.")
+    check = sub.add_parser("check", help="check texts against a regex or grammar",
+                           description="Check whether texts fully match a regex or grammar;"
+                           " for one that does not, report where it stops being a viable"
+                           " prefix. Texts are checked byte by byte; text files verbatim (a"
+                           " trailing newline is part of the text). Exits 1 if any text does"
+                           " not match.")
     check.add_argument("inputs", nargs="*", metavar="[FILE] TEXT",
                        help="with --regex: the texts; otherwise the grammar file (.regex,"
                        " .gbnf or .lark), then texts")
@@ -407,13 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a text to check (repeatable); with no text at all, stdin is read")
     check.add_argument("--text-file", action="append", default=[], metavar="FILE",
                        help="a file whose whole content is one text ('-': stdin; repeatable)")
-    check.add_argument("--language", choices=LANGUAGES,
-                       help="the grammar file's language (default: from its extension; other"
-                       " extensions are read as a regex)")
-    check.add_argument("--start", metavar="NAME",
-                       help="start rule of a grammar (default: root for GBNF, start for Lark)")
-    check.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
-                       help=limit_help)
+    _grammar_options(check, limit_help)
     check.set_defaults(func=_cmd_check)
 
     lint = sub.add_parser("lint", help="report problems in grammar files",
@@ -434,8 +411,22 @@ def build_parser() -> argparse.ArgumentParser:
                       help="start rule (default: root for GBNF, start for Lark)")
     lint.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
                       help=limit_help)
+    lint.add_argument("--stats", action="store_true",
+                      help="also compile each grammar (within the limits) and report its"
+                      " backend (dfa or pushdown), why, and the sizes of its automata")
     lint.set_defaults(func=_cmd_lint)
     return parser
+
+
+def _grammar_options(parser: argparse.ArgumentParser, limit_help: str) -> None:
+    """--language, --start and --limit, as `compile` and `check` take them."""
+    parser.add_argument("--language", choices=LANGUAGES,
+                        help="the file's language (default: from its extension; other"
+                        " extensions are read as a regex)")
+    parser.add_argument("--start", metavar="NAME",
+                        help="start rule of a grammar (default: root for GBNF, start for Lark)")
+    parser.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
+                        help=limit_help)
 
 
 def main(argv: list[str] | None = None) -> int:

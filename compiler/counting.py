@@ -48,13 +48,17 @@ def count_by_length(dfa: DFATable, max_len: int) -> list[int]:
 
 
 def generating_function(dfa: DFATable) -> Any:
-    """Σ cₙ zⁿ as a sympy rational function in the symbol `z`, in lowest terms."""
+    """Σ cₙ zⁿ as a sympy rational function in the symbol `z`, in lowest terms.
+
+    The denominator is det(I − zM), from M's characteristic polynomial (division-free, so
+    its cost is polynomial); the numerator, of degree below n, is that denominator times the
+    series of exact counts, cut at degree n − 1."""
     import sympy
 
     z = sympy.Symbol("z")
     n = dfa.n_states
-    m = sympy.Matrix(transfer_matrix(dfa))
-    f = sympy.Matrix([1 if a else 0 for a in dfa.accepting.tolist()])
-    system = sympy.eye(n) - z * m
-    x = system.LUsolve(f)
-    return sympy.cancel(sympy.together(x[dfa.start]))
+    charpoly = sympy.Matrix(transfer_matrix(dfa)).charpoly().all_coeffs()
+    denominator = sympy.Poly(list(reversed(charpoly)), z)
+    series = sympy.Poly(list(reversed(count_by_length(dfa, n))), z)
+    numerator = sympy.Poly((denominator * series).all_coeffs()[-n:], z)
+    return sympy.cancel(numerator.as_expr() / denominator.as_expr())

@@ -8,33 +8,52 @@ order from the start, so equal automata give equal tables.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 
 import numpy as np
 
 from ..runtime.dfa_kernels import reachable_and_live
 from ..runtime.dfa_table import DFATable
 from .limits import DEFAULT_LIMITS, Limits
-from .nfa import NFA
+from .nfa import CALL, NFA
 
 
-def byte_classes(nfa: NFA) -> np.ndarray:
-    """int32[256]: the coarsest partition of bytes that every NFA edge respects."""
+def byte_classes(nfas: NFA | Iterable[NFA]) -> np.ndarray:
+    """int32[256]: the coarsest partition of bytes that every byte edge of the NFAs respects."""
     cuts = np.zeros(257, dtype=bool)
-    for edges in nfa.edges:
-        for lo, hi, _ in edges:
-            cuts[lo] = True
-            cuts[hi + 1] = True
+    for nfa in [nfas] if isinstance(nfas, NFA) else nfas:
+        for edges in nfa.edges:
+            for lo, hi, _ in edges:
+                if lo < CALL:
+                    cuts[lo] = True
+                    cuts[hi + 1] = True
     cuts[0] = False
     return np.cumsum(cuts[:256]).astype(np.int32)
 
 
-def determinize(nfa: NFA, limits: Limits = DEFAULT_LIMITS) -> DFATable:
-    """The DFA of `nfa`, trimmed, over the NFA's byte classes (not minimized)."""
-    classes = byte_classes(nfa)
-    n_classes = int(classes.max()) + 1
-    # Per NFA state: (first class, last class, target) for each edge.
+def determinize(
+    nfa: NFA,
+    limits: Limits = DEFAULT_LIMITS,
+    classes: np.ndarray | None = None,
+    n_calls: int = 0,
+) -> DFATable:
+    """The DFA of `nfa`, trimmed, not minimized.
+
+    Columns are the byte classes (the NFA's own, or `classes` when several automata must
+    share one partition), then `n_calls` columns for call edges CALL + 0 .. CALL + n_calls - 1,
+    which count as passable when trimming. Classes are merged only when there are no calls.
+    """
+    if classes is None:
+        classes = byte_classes(nfa)
+    n_bytes = int(classes.max()) + 1
+    n_classes = n_bytes + n_calls
+
+    def column(symbol: int) -> int:
+        return n_bytes + symbol - CALL if symbol >= CALL else int(classes[symbol])
+
+    # Per NFA state: (first column, last column, target) for each edge.
     class_edges = [
-        [(int(classes[lo]), int(classes[hi]), t) for lo, hi, t in edges] for edges in nfa.edges
+        [(column(lo), column(hi), t) for lo, hi, t in edges] for edges in nfa.edges
     ]
     closure_cache: dict[frozenset[int], frozenset[int]] = {}
 
@@ -78,13 +97,18 @@ def determinize(nfa: NFA, limits: Limits = DEFAULT_LIMITS) -> DFATable:
         rows.append(row)
     transitions = np.array(rows, dtype=np.int32).reshape(len(rows), n_classes)
     accepting = np.array([nfa.accept in s for s in sets], dtype=bool)
-    return trim(classes, transitions, accepting, 0)
+    return trim(classes, transitions, accepting, 0, compact=n_calls == 0)
 
 
 def trim(
-    byte_class: np.ndarray, transitions: np.ndarray, accepting: np.ndarray, start: int
+    byte_class: np.ndarray,
+    transitions: np.ndarray,
+    accepting: np.ndarray,
+    start: int,
+    compact: bool = True,
 ) -> DFATable:
-    """Drop states that are unreachable or cannot reach acceptance; renumber breadth-first."""
+    """Drop states that are unreachable or cannot reach acceptance; renumber breadth-first;
+    merge identical byte classes when `compact`."""
     n = transitions.shape[0]
     _, live = reachable_and_live(np.ascontiguousarray(transitions, dtype=np.int32),
                                  np.ascontiguousarray(accepting, dtype=np.bool_), start)
@@ -112,14 +136,13 @@ def trim(
     remap[old] = np.arange(len(order), dtype=np.int32)
     sub = transitions[old]
     new_tr = np.where(sub >= 0, remap[np.where(sub >= 0, sub, n)], -1).astype(np.int32)
-    return compact_classes(
-        DFATable(
-            byte_class=byte_class.astype(np.int32),
-            transitions=new_tr.reshape(len(order), k),
-            accepting=accepting[old],
-            start=0,
-        )
+    table = DFATable(
+        byte_class=byte_class.astype(np.int32),
+        transitions=new_tr.reshape(len(order), k),
+        accepting=accepting[old],
+        start=0,
     )
+    return compact_classes(table) if compact else table
 
 
 def compact_classes(dfa: DFATable) -> DFATable:

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from .analyses import CODES, lint_grammar, sort_diagnostics
+from .analyses import CODES, Analysis, lint_grammar, sort_diagnostics
+from .analyses.size import analyse_backend
 from .diagnostics import Diagnostic, render
 from .errors import GrammarError
 from .ir import Grammar, Rule, Span
@@ -149,10 +150,11 @@ def parse_source(language: str, path: str, text: str, start: str | None = None,
 
 
 def lint_source(path: str, text: str, fmt: str | None = None, limits: Limits = DEFAULT_LIMITS,
-                start: str | None = None) -> list[Diagnostic]:
+                start: str | None = None, *, stats: bool = False) -> list[Diagnostic]:
     """Lint grammar `text` read from `path`: `fmt` is its language (gbnf, lark, regex; None:
     from the extension of `path`), `start` overrides the start rule. A frontend error becomes
-    one error diagnostic; otherwise every analysis runs, with the Lark frontend's notes added.
+    one error diagnostic; otherwise every analysis runs, with the Lark frontend's notes added,
+    and with `stats` the grammar is compiled (under `limits`) to report its backend and sizes.
     ValueError when the language cannot be told."""
     language = language_for(path, fmt)
     too_big = _oversize(text, limits)
@@ -169,10 +171,9 @@ def lint_source(path: str, text: str, fmt: str | None = None, limits: Limits = D
         return [Diagnostic("error", "syntax", "the grammar is too deeply nested")]
     except Exception as exc:  # noqa: BLE001 - a frontend bug must not become a traceback
         return [_internal(f"the {language} frontend", exc)]
-    try:
-        found = lint_grammar(grammar, limits) + notes
-    except Exception as exc:  # noqa: BLE001
-        found = [_internal("an analysis", exc)] + notes
+    found = _run(lint_grammar, grammar, limits) + notes
+    if stats:
+        found += _run(analyse_backend, grammar, limits)
     if language == "regex":
         found = [_relocated(d, text) for d in found]
     return sort_diagnostics(found)
@@ -184,13 +185,22 @@ def _internal(what: str, exc: BaseException) -> Diagnostic:
                       " bug in grammask, please report it with the input")
 
 
+def _run(analysis: Analysis, grammar: Grammar, limits: Limits) -> list[Diagnostic]:
+    try:
+        return analysis(grammar, limits)
+    except Exception as exc:  # noqa: BLE001 - an analysis bug must not become a traceback
+        return [_internal("an analysis", exc)]
+
+
 def lint_file(path: str, language: str | None = None, limits: Limits = DEFAULT_LIMITS,
-              start: str | None = None, stdin: BinaryIO | None = None) -> FileReport:
-    """Read and lint one file ('-': stdin, which needs `language`)."""
+              start: str | None = None, stdin: BinaryIO | None = None, *,
+              stats: bool = False) -> FileReport:
+    """Read and lint one file ('-': stdin, which needs `language`); `stats` as for
+    `lint_source`."""
     report = read_source(path, limits, stdin)
     if not report.rejected:
         report.diagnostics = lint_source(path, report.text, language or language_for(path),
-                                         limits, start)
+                                         limits, start, stats=stats)
     return report
 
 

@@ -95,8 +95,52 @@ def find_cycle(grammar: Grammar) -> list[str] | None:
     return None
 
 
-def _substitute(node: Node, resolved: dict[str, Node]) -> Node:
-    """`node` with every reference replaced by `resolved[name]`, rebuilt without recursion."""
+def cyclic_components(graph: dict[str, list[str]], order: list[str]) -> list[list[str]]:
+    """The strongly connected components of `graph` that contain a cycle (Tarjan's algorithm,
+    without recursion), roots visited in `order`."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in order:
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(graph[w])))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1 or v in graph[v]:
+                    found.append(comp)
+    return found
+
+
+def substitute(node: Node, resolved: dict[str, Node]) -> Node:
+    """`node` with each reference to a name in `resolved` replaced by `resolved[name]` (other
+    references kept), rebuilt without recursion."""
     memo: dict[int, Node] = {}
     stack: list[tuple[Node, bool]] = [(node, False)]
     while stack:
@@ -104,7 +148,7 @@ def _substitute(node: Node, resolved: dict[str, Node]) -> Node:
         if id(n) in memo:
             continue
         if isinstance(n, RuleRef):
-            memo[id(n)] = resolved[n.name]
+            memo[id(n)] = resolved.get(n.name, n)
             continue
         kids = children(n)
         if not kids:
@@ -127,12 +171,8 @@ def _substitute(node: Node, resolved: dict[str, Node]) -> Node:
     return memo[id(node)]
 
 
-def inline_regular(grammar: Grammar) -> Node:
-    """The start rule as one expression with every reference inlined.
-
-    Raises GrammarError for a missing start rule, an undefined reference, or recursion
-    (code `recursive-grammar`: such grammars need the pushdown runtime).
-    """
+def check_references(grammar: Grammar) -> None:
+    """Raise GrammarError for a missing start rule or a reachable undefined reference."""
     rules = grammar.by_name
     if grammar.start not in rules:
         raise _error(f"start rule '{grammar.start}' is not defined", None, "missing-start")
@@ -141,15 +181,25 @@ def inline_regular(grammar: Grammar) -> Node:
             if ref.name not in rules:
                 raise _error(f"rule '{ref.name}' is not defined (referenced in '{name}')",
                              ref.span, "undefined-rule")
+
+
+def inline_regular(grammar: Grammar) -> Node:
+    """The start rule as one expression with every reference inlined.
+
+    Raises GrammarError for a missing start rule, an undefined reference, or recursion
+    (code `recursive-grammar`: such grammars need the pushdown runtime).
+    """
+    check_references(grammar)
+    rules = grammar.by_name
     cycle = find_cycle(grammar)
     if cycle is not None:
         raise _error(
             "recursive grammar: " + " -> ".join(cycle)
-            + "; its language needs the pushdown runtime, which this version does not have",
+            + "; its language is not regular, so it compiles for the pushdown runtime, not to a DFA",
             rules[cycle[0]].span,
             "recursive-grammar",
         )
     resolved: dict[str, Node] = {}
     for name in dependency_order(grammar):
-        resolved[name] = _substitute(rules[name].body, resolved)
+        resolved[name] = substitute(rules[name].body, resolved)
     return resolved[grammar.start]

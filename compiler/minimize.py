@@ -13,8 +13,9 @@ from ..runtime.dfa_table import DFATable
 from .dfa import trim
 
 
-def minimize(dfa: DFATable) -> DFATable:
-    """The minimal DFA accepting the same language as `dfa`."""
+def minimize(dfa: DFATable, compact: bool = True) -> DFATable:
+    """The minimal DFA accepting the same language as `dfa` (byte classes merged when
+    `compact`; rule automata with call columns keep their columns)."""
     if dfa.is_empty_language:
         return dfa
     n, k = dfa.n_states, dfa.n_classes
@@ -78,4 +79,4 @@ def minimize(dfa: DFATable) -> DFATable:
     quotient = np.where(quotient == n_blocks, -1, quotient).astype(np.int32)
     acc = np.array([bool(accepting[r]) for r in reps], dtype=bool)
     quotient[dead_block, :] = -1
-    return trim(dfa.byte_class, quotient, acc, block_of[dfa.start])
+    return trim(dfa.byte_class, quotient, acc, block_of[dfa.start], compact=compact)

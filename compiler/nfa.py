@@ -3,8 +3,9 @@
 Invariants:
 - State 0..n-1; `start` and the single `accept` state are valid indices; `accept` has no
   outgoing edges.
-- `edges[s]` holds (lo, hi, target) byte ranges with 0 <= lo <= hi <= 255; `eps[s]` holds
-  epsilon targets. Character classes are expanded to their UTF-8 byte sequences, so the NFA
+- `edges[s]` holds (lo, hi, target) byte ranges with 0 <= lo <= hi <= 255, or call edges
+  (CALL + r, CALL + r, target) that match one whole derivation of rule r (only in the rule
+  automata of the pushdown path, built with `calls`); `eps[s]` holds epsilon targets. Character classes are expanded to their UTF-8 byte sequences, so the NFA
   matches byte strings, and only valid UTF-8 for every class and literal that came from text.
 - The number of states never exceeds `Limits.max_nfa_states` (checked while building).
 """
@@ -13,9 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import GrammarError
-from .ir import CharClass, Choice, Literal, Node, Repeat, Seq
+from .ir import CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq
 from .limits import DEFAULT_LIMITS, Limits
 from .utf8 import utf8_sequences
+
+CALL = 256
+"""Edge symbols from CALL up are rule calls: CALL + r calls rule r."""
 
 
 @dataclass(frozen=True)
@@ -54,10 +58,11 @@ class NFA:
 
 
 class _Builder:
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, calls: dict[str, int] | None) -> None:
         self.edges: list[list[tuple[int, int, int]]] = []
         self.eps: list[list[int]] = []
         self.limits = limits
+        self.calls = calls or {}
 
     def state(self) -> int:
         if len(self.edges) >= self.limits.max_nfa_states:
@@ -99,6 +104,9 @@ class _Builder:
                     work.append((alt, a, b))
             elif isinstance(node, Repeat):
                 self._repeat(node, s, e, work)
+            elif isinstance(node, RuleRef) and node.name in self.calls:
+                symbol = CALL + self.calls[node.name]
+                self.edges[s].append((symbol, symbol, e))
             else:
                 raise GrammarError(f"cannot lower IR node {type(node).__name__} to an NFA")
 
@@ -145,9 +153,11 @@ class _Builder:
         self.eps[cur].append(e)
 
 
-def build_nfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> NFA:
-    """The Thompson NFA of an IR expression (fullmatch semantics)."""
-    b = _Builder(limits)
+def build_nfa(node: Node, limits: Limits = DEFAULT_LIMITS,
+              calls: dict[str, int] | None = None) -> NFA:
+    """The Thompson NFA of an IR expression (fullmatch semantics); references to the rules
+    named in `calls` become call edges (CALL + index), any other reference is an error."""
+    b = _Builder(limits, calls)
     start, accept = b.state(), b.state()
     b.build(node, start, accept)
     return NFA(

@@ -1,10 +1,16 @@
-"""A grammar compiled against one vocabulary: what a `Matcher` runs."""
+"""A grammar compiled against one vocabulary: what a `Matcher` runs.
+
+Two kinds: `dfa` (a regular language: one DFA and per-state token rows) and `pushdown` (rule
+automata with calls, run by the Earley kernels, with per-state accepted and uncertain tokens).
+"""
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
 
 from .dfa_table import DFATable
+from .pushdown_table import PushdownTable
+from .pushdown_token_sets import PushdownTokenSets
 from .token_sets import DFATokenSets
 from .vocabulary import Vocabulary
 
@@ -13,23 +19,36 @@ from .vocabulary import Vocabulary
 class CompiledGrammar:
     """Immutable tables for one grammar and one vocabulary, shareable across threads.
 
-    `source` describes where it came from (the pattern, or the grammar's name); token sets are
-    filled in lazily on first use unless the compiler was asked to precompute them.
+    Exactly one of `dfa` and `pushdown` is given. `source` describes where it came from (the
+    pattern, or the grammar's name); token sets are filled in lazily on first use unless the
+    compiler was asked to precompute them. `notes` says why the compiler chose this kind.
     """
 
     vocab: Vocabulary
-    dfa: DFATable
+    dfa: DFATable | None = None
     source: str = ""
-    token_sets: DFATokenSets = field(init=False, repr=False)
+    pushdown: PushdownTable | None = None
+    notes: tuple[str, ...] = ()
+    token_sets: DFATokenSets | PushdownTokenSets = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "token_sets", DFATokenSets(self.dfa, self.vocab))
+        if (self.dfa is None) == (self.pushdown is None):
+            raise ValueError("CompiledGrammar needs exactly one of dfa and pushdown")
+        sets = (DFATokenSets(self.dfa, self.vocab) if self.dfa is not None
+                else PushdownTokenSets(self.pushdown, self.vocab))  # type: ignore[arg-type]
+        object.__setattr__(self, "token_sets", sets)
+
+    @property
+    def kind(self) -> str:
+        """'dfa' or 'pushdown'."""
+        return "dfa" if self.dfa is not None else "pushdown"
 
     @functools.cached_property
     def transition_lists(self) -> tuple[list[list[int]], list[int], list[bool]]:
         """The DFA as Python lists (transitions, byte classes, accepting), for walking one
         short token without a call into compiled code."""
         d = self.dfa
+        assert d is not None, "transition_lists exist for DFA grammars only"
         return d.transitions.tolist(), d.byte_class.tolist(), d.accepting.tolist()
 
     @property
@@ -37,16 +56,30 @@ class CompiledGrammar:
         return self.vocab.size
 
     def nbytes(self) -> int:
-        """Memory of the automaton and of the token sets computed so far."""
-        return self.dfa.nbytes() + self.token_sets.nbytes()
+        """Memory of the automata and of the token sets computed so far."""
+        table = self.dfa if self.dfa is not None else self.pushdown
+        return table.nbytes() + self.token_sets.nbytes()  # type: ignore[union-attr]
 
     def stats(self) -> dict[str, int | str | bool]:
         """Sizes for reports and lint."""
+        if self.dfa is not None:
+            return {
+                "kind": "dfa",
+                "states": self.dfa.n_states,
+                "byte_classes": self.dfa.n_classes,
+                "empty_language": self.dfa.is_empty_language,
+                "token_sets_computed": self.token_sets.n_computed,
+                "bytes": self.nbytes(),
+            }
+        p = self.pushdown
+        assert p is not None
         return {
-            "kind": "dfa",
-            "states": self.dfa.n_states,
-            "byte_classes": self.dfa.n_classes,
-            "empty_language": self.dfa.is_empty_language,
+            "kind": "pushdown",
+            "rules": p.n_rules,
+            "states": p.n_states,
+            "byte_classes": p.n_classes,
+            "call_edges": int(len(p.call_rule)),
+            "empty_language": False,
             "token_sets_computed": self.token_sets.n_computed,
             "bytes": self.nbytes(),
         }

@@ -36,16 +36,29 @@ class Matcher:
     `max_rollback_tokens` bounds the history kept for `rollback` (None: keep everything).
     """
 
-    def __init__(self, compiled: CompiledGrammar, *, max_rollback_tokens: int | None = None) -> None:
+    def __new__(cls, compiled: CompiledGrammar, **kwargs: Any) -> "Matcher":
+        if cls is Matcher and isinstance(compiled, CompiledGrammar) and compiled.kind == "pushdown":
+            from .pushdown_matcher import PushdownMatcher
+
+            return super().__new__(PushdownMatcher)
+        return super().__new__(cls)
+
+    @staticmethod
+    def _check_args(compiled: Any, max_rollback_tokens: Any) -> None:
         if not isinstance(compiled, CompiledGrammar):
             raise TypeError(f"Matcher needs a CompiledGrammar, got {type(compiled).__name__}")
         if max_rollback_tokens is not None and (
-            not isinstance(max_rollback_tokens, int) or max_rollback_tokens < 0
+            isinstance(max_rollback_tokens, bool) or not isinstance(max_rollback_tokens, int)
+            or max_rollback_tokens < 0
         ):
             raise ValueError("max_rollback_tokens must be None or a non-negative int")
+
+    def __init__(self, compiled: CompiledGrammar, *, max_rollback_tokens: int | None = None) -> None:
+        self._check_args(compiled, max_rollback_tokens)
         self.compiled = compiled
         self.max_rollback_tokens = max_rollback_tokens
         vocab = compiled.vocab
+        assert compiled.dfa is not None
         self._dfa = compiled.dfa
         self._sets = compiled.token_sets
         self._tokens = vocab.grammar_token_list
@@ -123,14 +136,17 @@ class Matcher:
         self._push(nxt)
         return True
 
+    @staticmethod
+    def _string_bytes(text: str | bytes) -> bytes:
+        if isinstance(text, str):
+            return text.encode("utf-8", "surrogatepass")
+        if isinstance(text, (bytes, bytearray, memoryview)):
+            return bytes(text)
+        raise TypeError(f"accept_string takes str or bytes, got {type(text).__name__}")
+
     def accept_string(self, text: str | bytes) -> bool:
         """Advance by the bytes of `text` as one step; all or nothing."""
-        if isinstance(text, str):
-            data = text.encode("utf-8", "surrogatepass")
-        elif isinstance(text, (bytes, bytearray, memoryview)):
-            data = bytes(text)
-        else:
-            raise TypeError(f"accept_string takes str or bytes, got {type(text).__name__}")
+        data = self._string_bytes(text)
         if self._terminated:
             raise MatcherError("the matcher has terminated (EOS accepted); reset or roll back first")
         nxt = self._walk(data)
@@ -152,8 +168,7 @@ class Matcher:
         """How many steps `rollback` can undo now."""
         return len(self._history)
 
-    def rollback(self, num_tokens: int) -> None:
-        """Undo the last `num_tokens` accepted steps (tokens, strings, EOS)."""
+    def _rollback_count(self, num_tokens: Any) -> int:
         if isinstance(num_tokens, bool) or not isinstance(num_tokens, (int, np.integer)):
             raise TypeError(f"rollback takes an int, got {num_tokens!r}")
         n = int(num_tokens)
@@ -163,6 +178,11 @@ class Matcher:
                 + (f" (max_rollback_tokens={self.max_rollback_tokens})"
                    if self.max_rollback_tokens is not None else "")
             )
+        return n
+
+    def rollback(self, num_tokens: int) -> None:
+        """Undo the last `num_tokens` accepted steps (tokens, strings, EOS)."""
+        n = self._rollback_count(num_tokens)
         if n == 0:
             return
         for _ in range(n - 1):
@@ -176,9 +196,42 @@ class Matcher:
         self._terminated = False
         self._history.clear()
 
+    def find_jump_forward_bytes(self, max_bytes: int = 1024) -> bytes:
+        """The bytes every continuation must start with (empty when there is a choice, when
+        the text may end here, or after termination), up to `max_bytes`."""
+        if self._terminated:
+            return b""
+        tl, bc, accepting = self._tl, self._bc, self._accepting
+        classes = self._byte_lists()
+        out = bytearray()
+        s = self._state
+        while len(out) < max_bytes and not accepting[s]:
+            moves = [c for c, t in enumerate(tl[s]) if t >= 0]
+            if len(moves) != 1 or len(classes[moves[0]]) != 1:
+                break
+            out.append(classes[moves[0]][0])
+            s = tl[s][bc[out[-1]]]
+        return bytes(out)
+
+    def _byte_lists(self) -> list[list[int]]:
+        classes: list[list[int]] = [[] for _ in range(self._dfa.n_classes)]
+        for b, c in enumerate(self._bc):
+            classes[c].append(b)
+        return classes
+
+    def find_jump_forward_string(self, max_bytes: int = 1024) -> str:
+        """`find_jump_forward_bytes` cut to whole UTF-8 characters, as text."""
+        data = self.find_jump_forward_bytes(max_bytes)
+        for cut in range(len(data), max(-1, len(data) - 4), -1):
+            try:
+                return data[:cut].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+        return ""
+
     def copy(self) -> "Matcher":
         """An independent matcher in the same state, sharing the compiled grammar."""
-        other = Matcher.__new__(Matcher)
+        other = object.__new__(Matcher)
         other.__dict__.update(self.__dict__)
         other._history = deque(self._history, maxlen=self.max_rollback_tokens)
         return other

@@ -1,15 +1,26 @@
 """Tests for the `grammask` command line (grammask.compiler.cli) and diagnostics rendering."""
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from grammask.compiler import GrammarError
+from grammask.compiler import GrammarError, compile_grammar
 from grammask.compiler.cli import main
 from grammask.compiler.diagnostics import render_diagnostic
+from grammask.compiler.gbnf import parse_gbnf
+from grammask.compiler.text_check import check_text
+from grammask.runtime import Vocabulary
+from grammask.runtime.dfa_table import DFATable
+from grammask.runtime.pushdown_table import PushdownTable
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from .budget import examples
 
 AGE = r'\{"age": [0-9]+\}'
 TOKENIZERS = Path(__file__).parent / "data" / "tokenizers"
@@ -60,6 +71,69 @@ def test_compile_missing_vocabulary(capsys: pytest.CaptureFixture[str], tmp_path
     bad.write_text("[1, 2]", encoding="utf-8")
     code, _, err = run(capsys, "compile", "--regex", "a", "--vocab", str(bad))
     assert code == 2 and "bad.json: cannot read a vocabulary" in err
+
+
+NEST = 'root ::= "x" | "[" root "]"\n'
+JSON_GBNF = Path(__file__).parent / "data" / "gbnf" / "json.gbnf"
+
+
+def test_compile_recursive_grammar(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    f = tmp_path / "nest.gbnf"
+    f.write_text(NEST, encoding="utf-8")
+    code, out, err = run(capsys, "compile", str(f))
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{f}: compiled in ")
+    assert lines[1] == "  backend       pushdown: the grammar is recursive (root -> root)"
+    assert lines[3].startswith("  automata      1 rule kept as a rule (root), 4 states, 4 byte"
+                               " classes, 1 call edge, ") and lines[3].endswith(" bytes")
+    assert "computed on first use" in lines[4] and lines[5].startswith("  memory ")
+
+
+def test_compile_regular_grammar_reports_its_backend(capsys: pytest.CaptureFixture[str],
+                                                     tmp_path: Path) -> None:
+    f = tmp_path / "age.lark"
+    f.write_text('start: "{\\"age\\": " /[0-9]+/ "}"\n', encoding="utf-8")
+    code, out, _ = run(capsys, "compile", str(f))
+    assert code == 0
+    assert "  backend       dfa: no rule reachable from the start is recursive" in out
+    assert "  DFA           11 states" in out
+    code, out, _ = run(capsys, "compile", "--regex", AGE)
+    assert out.splitlines()[1] == "  backend       dfa"
+
+
+def test_compile_grammar_errors_point_into_the_file(capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path) -> None:
+    f = tmp_path / "broken.gbnf"
+    f.write_text('root ::= "a"\nother ::= "b"\nroot2 ::= root nope\n', encoding="utf-8")
+    code, out, err = run(capsys, "compile", "--start", "root2", str(f))
+    assert code == 2 and out == ""
+    assert err.startswith(f"{f}:3:16: error: rule 'nope' is not defined")
+    code, _, err = run(capsys, "compile", str(f), "--limit", "max_dfa_states=1")
+    assert code == 2 and "max_dfa_states=1" in err
+
+
+def test_compile_precompute_pushdown(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "compile", str(JSON_GBNF), "--precompute")
+    assert code == 0
+    states = int(out.split(" states, ")[0].rsplit(" ", 1)[-1].replace(",", ""))
+    line = next(l for l in out.splitlines() if l.startswith("  token sets"))
+    assert line.startswith(f"  token sets    {states:,} states in ") and "accepted" in line
+    assert err.splitlines() == [err.splitlines()[0]]
+    assert err.startswith(f"token sets: {states:,} states computed in ") and "\r" not in err
+
+
+def test_compile_precompute_progress_bar_on_a_terminal(capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    f = tmp_path / "nest.gbnf"
+    f.write_text(NEST, encoding="utf-8")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    code, out, err = run(capsys, "compile", str(f), "--precompute")
+    assert code == 0 and "  token sets    4 states in " in out
+    assert err.startswith("\rtoken sets [") and "] 4/4 states" in err
+    assert err.rsplit("\r", 1)[1].startswith("token sets: 4 states computed in ")
+    assert err.endswith("\n") and err.count("\n") == 1
 
 
 # ------------------------------------------------------------------ diagnostics
@@ -206,6 +280,27 @@ def test_check_bad_regex(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "check", "--regex", "a{3,2}", "aaa")
     assert code == 2 and out == ""
     assert err.startswith("<regex>:1:2: error: bad repetition")
+
+
+@functools.cache
+def both_backends() -> tuple[DFATable, PushdownTable]:
+    """One regular grammar compiled to a DFA and, forced, to rule automata."""
+    grammar = parse_gbnf('root ::= "{" ws ("\\"" [a-z]{1,3} "\\"" ws)? "}"\nws ::= [ ]{0,2}\n')
+    vocab = Vocabulary.from_token_bytes([None], 0)
+    dfa = compile_grammar(grammar, vocab).dfa
+    pushdown = compile_grammar(grammar, vocab, kind="pushdown").pushdown
+    assert dfa is not None and pushdown is not None
+    return dfa, pushdown
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.text(alphabet='{} "abé', max_size=12))
+def test_check_text_agrees_between_dfa_and_pushdown(text: str) -> None:
+    dfa, pushdown = both_backends()
+    a, b = check_text(dfa, text), check_text(pushdown, text)
+    assert (a is None) == (b is None)
+    if a is not None and b is not None:
+        assert (a.code, a.message, a.line, a.column) == (b.code, b.message, b.line, b.column)
 
 
 # ------------------------------------------------------------------ demo and script

@@ -33,11 +33,17 @@ def corpus(name: str):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("name", RECURSIVE)
-def test_recursive_corpus_grammars_say_so(name: str) -> None:
-    grammar = parse_gbnf((GBNF / f"{name}.gbnf").read_text(encoding="utf-8"))
+def test_recursive_corpus_grammar_walks_parse(name: str) -> None:
+    grammar, compiled, parser = corpus(name)
+    assert compiled.kind == "pushdown" and "recursive" in compiled.notes[0]
     with pytest.raises(GrammarError, match="recursive grammar") as err:
-        compile_grammar(grammar, small_vocabulary())
+        compile_grammar(grammar, small_vocabulary(), kind="dfa")
     assert err.value.code == "recursive-grammar"
+    rng = random.Random(name)
+    for _ in range(examples(8)):
+        text, ended = walk(Matcher(compiled), Vocabulary.default(), rng, 40, pattern=ANYTHING)
+        if ended:
+            assert parses(parser, text.decode("utf-8")), text
 
 
 @pytest.mark.parametrize("name", REGULAR)

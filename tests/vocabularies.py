@@ -70,18 +70,31 @@ def reference_viable(pattern: str, data: bytes) -> bool:
     return bool(current & live)
 
 
+# `regex` backtracks: nested quantifiers such as (?:b*?){2,}[ab]{2,} on a long run of b take
+# exponential time. Past this many seconds the direct NFA simulation answers instead.
+REGEX_TIMEOUT_S = 2.0
+
+
 def reference_complete(pattern: str, data: bytes) -> bool:
     """Whether `data` is a match, by the `regex` package (independent of grammask)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    return regex.fullmatch(pattern, text, flags=regex.ASCII | regex.V0) is not None
+    try:
+        return regex.fullmatch(pattern, text, flags=regex.ASCII | regex.V0,
+                               timeout=REGEX_TIMEOUT_S) is not None
+    except TimeoutError:
+        return reference_nfa(pattern)[0].matches(data)
 
 
 def oracle_viable_text(pattern: str, text: str) -> bool:
     """Whether `text` (whole characters) is a prefix of a match, by `regex` partial matching."""
-    return regex.fullmatch(pattern, text, flags=regex.ASCII | regex.V0, partial=True) is not None
+    try:
+        return regex.fullmatch(pattern, text, flags=regex.ASCII | regex.V0, partial=True,
+                               timeout=REGEX_TIMEOUT_S) is not None
+    except TimeoutError:
+        return reference_viable(pattern, text.encode("utf-8"))
 
 
 def allowed_ids(bitmask_row: np.ndarray, size: int) -> set[int]:

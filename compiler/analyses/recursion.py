@@ -1,5 +1,5 @@
-"""Recursion: left-recursive rules, and whether the grammar is regular (compiles to a DFA now)
-or recursive (needs the pushdown runtime)."""
+"""Recursion: left-recursive rules, and whether the grammar is regular (compiles to a DFA) or
+recursive (compiles to rule automata for the pushdown runtime)."""
 from __future__ import annotations
 
 from collections import deque
@@ -9,13 +9,12 @@ from ..diagnostics import Diagnostic
 from ..errors import BudgetExceeded, GrammarError
 from ..ir import CharClass, Grammar, Literal, Node, Repeat, RuleRef, Seq, walk
 from ..limits import Limits
-from ..lowering import find_cycle, inline_regular, reachable_rules
+from ..lowering import cyclic_components, find_cycle, inline_regular, reachable_rules
 from ..pipeline import ir_to_dfa
 from .common import diagnostic, fold, nullable_rules, rule_span
 from .size import estimate_size
 
-__all__ = ["COMPILE_THRESHOLD", "analyse_left_recursion", "analyse_regularity", 
-           "left_refs"]
+__all__ = ["COMPILE_THRESHOLD", "analyse_left_recursion", "analyse_regularity", "left_refs"]
 
 COMPILE_THRESHOLD = 20_000
 
@@ -45,48 +44,6 @@ def left_refs(node: Node, nullable: set[str]) -> frozenset[str]:
     return fold(node, combine)[0]
 
 
-def _components(graph: dict[str, list[str]], order: list[str]) -> list[list[str]]:
-    """Strongly connected components with a cycle (Tarjan's algorithm, without recursion)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    found: list[list[str]] = []
-    for root in order:
-        if root in index:
-            continue
-        work = [(root, iter(graph[root]))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            v, it = work[-1]
-            w = next(it, None)
-            if w is not None:
-                if w not in index:
-                    index[w] = low[w] = len(index)
-                    stack.append(w)
-                    on_stack.add(w)
-                    work.append((w, iter(graph[w])))
-                elif w in on_stack:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    comp.append(w)
-                    if w == v:
-                        break
-                if len(comp) > 1 or v in graph[v]:
-                    found.append(comp)
-    return found
-
-
 def _cycle_through(graph: dict[str, list[str]], start: str, members: set[str]) -> list[str]:
     """A shortest cycle start -> ... -> start inside `members` (breadth-first)."""
     parent: dict[str, str | None] = {start: None}
@@ -114,13 +71,13 @@ def analyse_left_recursion(grammar: Grammar, limits: Limits) -> list[Diagnostic]
     graph = {rule.name: sorted(left_refs(rule.body, nullable) & position.keys(),
                                key=position.__getitem__) for rule in grammar.rules}
     out = []
-    for comp in _components(graph, names):
+    for comp in cyclic_components(graph, names):
         first = min(comp, key=position.__getitem__)
         cycle = _cycle_through(graph, first, set(comp))
         out.append(diagnostic(
             "left-recursion",
             f"rule '{first}' is left-recursive ({' -> '.join(cycle)}): it can derive a string"
-            " starting with itself without consuming input; the pushdown runtime will support"
+            " starting with itself without consuming input; the pushdown runtime supports"
             " this, top-down (LL) parsers do not", rule_span(grammar, first)))
     return out
 
@@ -140,8 +97,8 @@ def analyse_regularity(grammar: Grammar, limits: Limits) -> list[Diagnostic]:
     if cycle is not None:
         return [diagnostic(
             "recursive",
-            f"the grammar is recursive ({' -> '.join(cycle)}): its language needs the pushdown"
-            " runtime and does not compile to a DFA in this version",
+            f"the grammar is recursive ({' -> '.join(cycle)}): its language needs a stack, so"
+            " it compiles to rule automata for the pushdown runtime instead of a DFA",
             rule_span(grammar, cycle[0]))]
     message = f"the grammar is regular: no rule reachable from '{grammar.start}' is recursive"
     estimate = estimate_size(grammar).nfa_states
@@ -161,8 +118,6 @@ def analyse_regularity(grammar: Grammar, limits: Limits) -> list[Diagnostic]:
     detail = ("the language is empty" if dfa.is_empty_language
               else f"its minimal DFA has {n:,} state{'' if n == 1 else 's'}")
     return [diagnostic("regular", f"{message}; {detail}")]
-
-
 
 
 def _compile(grammar: Grammar, limits: Limits) -> DFATable:

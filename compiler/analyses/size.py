@@ -1,5 +1,6 @@
 """Size estimates: the NFA the start rule would expand to, without building it (`state-budget`
-warnings), and rule/node counts (`stats`).
+warnings), and rule/node counts (`stats`); on request, the sizes of the automata the grammar
+really compiles to (`analyse_backend`).
 
 The estimate follows the Thompson construction of `compiler.nfa`: a literal costs a state per
 byte, a class about a state per UTF-8 byte range, a choice two states per alternative, and a
@@ -10,9 +11,13 @@ per position, so positions above `Limits.max_dfa_states` make a DFA budget error
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
+from ...runtime.compiled import CompiledGrammar
+from ...runtime.vocabulary import Vocabulary
 from ..diagnostics import Diagnostic
+from ..errors import BudgetExceeded, GrammarError
 from ..ir import (
     CharClass,
     Choice,
@@ -25,12 +30,13 @@ from ..ir import (
     walk,
 )
 from ..limits import Limits
-from ..lowering import reachable_rules
+from ..lowering import dependency_order, find_cycle, reachable_rules
+from ..pipeline import compile_grammar
 from ..utf8 import utf8_sequences
-from ..lowering import dependency_order
 from .common import diagnostic, fold, rule_span
 
-__all__ = ["SizeEstimate", "analyse_size", "analyse_stats", "estimate_size"]
+__all__ = ["SizeEstimate", "analyse_backend", "analyse_size", "analyse_stats", "automata_sizes",
+           "compile_structure", "estimate_size"]
 
 CAP = 10 ** 15
 
@@ -140,3 +146,51 @@ def analyse_stats(grammar: Grammar, limits: Limits) -> list[Diagnostic]:
     if reachable:
         message += f", an NFA of about {_about(estimate_size(grammar).nfa_states)} states"
     return [diagnostic("stats", message)]
+
+
+@functools.cache
+def _no_tokens() -> Vocabulary:
+    return Vocabulary.from_token_bytes([None], 0)
+
+
+def compile_structure(grammar: Grammar, limits: Limits) -> CompiledGrammar:
+    """`grammar` compiled as `compile_grammar` compiles it, but against a vocabulary without
+    tokens: the automata and the compiler's choice of backend, with nothing spent on token
+    sets. Raises what `compile_grammar` raises."""
+    return compile_grammar(grammar, _no_tokens(), limits=limits)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def automata_sizes(compiled: CompiledGrammar, names_shown: int = 4) -> str:
+    """The sizes of `compiled`'s automata in words: for a pushdown grammar the rules kept as
+    rules (the first `names_shown` named), states, byte classes and call edges; for a DFA
+    states and byte classes."""
+    stats = compiled.stats()
+    sizes = [_count(int(stats["states"]), "state", "states"),
+             _count(int(stats["byte_classes"]), "byte class", "byte classes")]
+    if compiled.pushdown is None:
+        return ", ".join(sizes)
+    names = compiled.pushdown.rule_names
+    shown = ", ".join(names[:names_shown]) + (", ..." if len(names) > names_shown else "")
+    kept = _count(len(names), "rule kept as a rule", "rules kept as rules") + f" ({shown})"
+    return ", ".join([kept, *sizes, _count(int(stats["call_edges"]), "call edge", "call edges")])
+
+
+def analyse_backend(grammar: Grammar, limits: Limits) -> list[Diagnostic]:
+    """`stats`: the backend the grammar compiles to under `limits` (dfa or pushdown), why, and
+    the sizes of its automata; a `state-budget` error when compiling exceeds a budget (for a
+    regular grammar, the rule automata that replace a DFA over budget exceed one too)."""
+    try:
+        compiled = compile_structure(grammar, limits)
+    except BudgetExceeded as exc:
+        fallback = " (the fallback for a DFA over budget)" if find_cycle(grammar) is None else ""
+        return [diagnostic("state-budget", f"compiling to rule automata for the pushdown"
+                           f" runtime{fallback} failed: {exc.message}",
+                           rule_span(grammar, grammar.start), severity="error")]
+    except GrammarError as exc:
+        return [diagnostic("stats", f"no backend: the grammar does not compile ({exc.message})")]
+    why = "; ".join(compiled.notes) or compiled.kind
+    return [diagnostic("stats", f"backend {why}; {automata_sizes(compiled)}")]

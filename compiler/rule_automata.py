@@ -1,0 +1,197 @@
+"""Grammar → rule automata with calls (`PushdownTable`), for languages that need a stack.
+
+Which rules stay rules: the start rule and, in each group of mutually recursive rules, enough
+rules to break every cycle (a finite automaton cannot count their nesting), chosen so that
+rule ends are rare (see `choose_kept`); every other rule is inlined into its callers, so
+strings, numbers and whitespace become plain byte transitions inside the rule that uses them.
+With `keep_all`, every reachable rule stays a rule (for grammars whose fully inlined automaton
+is too large).
+
+Each kept rule's body becomes a Thompson NFA whose references to kept rules are call edges; a
+call of the rule itself in tail position (nothing can follow it) becomes a jump back to the
+rule's start, so right recursion runs as a loop. All rules share one byte-class partition;
+each is determinized and minimized with the call columns kept apart from the byte columns.
+References to unproductive rules are dropped (they can never complete).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..runtime.dfa_table import DFATable
+from ..runtime.pushdown_table import PushdownTable
+from .analyses.productivity import productive_rules
+from .dfa import byte_classes, determinize
+from .errors import GrammarError
+from .ir import CharClass, Grammar, Node, references
+from .limits import DEFAULT_LIMITS, Limits
+from .lowering import check_references, cyclic_components, reachable_rules, substitute
+from .minimize import minimize
+from .nfa import CALL, NFA, build_nfa
+
+NOTHING = CharClass(())
+
+
+def _acyclic(nodes: set[str], graph: dict[str, list[str]]) -> bool:
+    """Whether the references among `nodes` form no cycle."""
+    return not cyclic_components({n: [m for m in graph[n] if m in nodes] for n in nodes},
+                                 sorted(nodes))
+
+
+def choose_kept(grammar: Grammar, order: list[str], cost: dict[str, float]) -> list[str]:
+    """The start rule and, per recursive component, a set of rules that breaks every cycle,
+    built by inlining the costliest rules first while the inlined ones stay acyclic.
+
+    A kept rule's end is where a token may have to be checked against the real stack, so the
+    cheapest rules to keep are those whose strings end with few bytes and are followed by few
+    bytes (the closing bracket of an object, not the last digit of any value)."""
+    rules = grammar.by_name
+    graph = {name: [r.name for r in references(rules[name].body) if r.name in rules]
+             for name in order}
+    keep = [grammar.start]
+    for comp in cyclic_components(graph, order):
+        inlined: set[str] = set()
+        for name in sorted(comp, key=lambda n: (-cost.get(n, 0.0), order.index(n))):
+            if name != grammar.start and _acyclic(inlined | {name}, graph):
+                inlined.add(name)
+        keep += [name for name in comp if name not in inlined and name != grammar.start]
+    return sorted(set(keep), key=order.index)
+
+
+def rule_bodies(grammar: Grammar, keep: list[str], productive: set[str]) -> dict[str, Node]:
+    """Each kept rule's body with every other rule inlined and unproductive rules removed."""
+    rules = grammar.by_name
+    kept = set(keep)
+    resolved: dict[str, Node] = {name: NOTHING for name in rules if name not in productive}
+    pending = [name for name in reachable_rules(grammar) if name not in kept and name in productive]
+    graph = {name: {r.name for r in references(rules[name].body)} & set(pending) for name in pending}
+    while pending:
+        ready = [name for name in pending if not graph[name] - resolved.keys()]
+        for name in ready:
+            resolved[name] = substitute(rules[name].body, resolved)
+        pending = [name for name in pending if name not in resolved]
+    return {name: substitute(rules[name].body, resolved) for name in keep}
+
+
+def end_cost(table: PushdownTable) -> dict[str, float]:
+    """Per rule: (bytes that can end it) x (bytes that can follow it), from the automata.
+
+    The bytes that end a rule are those of moves into a state that can end the rule, plus
+    those ending a rule called just before such a state (least fixpoint)."""
+    class_bytes = np.zeros((table.n_classes, 256), dtype=bool)
+    class_bytes[table.byte_class, np.arange(256)] = True
+    last = np.zeros((table.n_rules, 256), dtype=bool)
+    tr = table.transitions
+    into_accepting = (tr >= 0) & table.ends[np.where(tr >= 0, tr, 0)]
+    for s in range(table.n_states):
+        last[table.state_rule[s]] |= class_bytes[into_accepting[s]].any(axis=0)
+    changed = True
+    while changed:
+        changed = False
+        for s in range(table.n_states):
+            r = int(table.state_rule[s])
+            for callee, t in table.calls_of(s):
+                if table.ends[t] and (last[callee] & ~last[r]).any():
+                    last[r] |= last[callee]
+                    changed = True
+    return {name: float(max(1, int(last[r].sum())) * max(1, int(table.follow[r].sum())))
+            for r, name in enumerate(table.rule_names)}
+
+
+def eliminate_tail_self_calls(nfa: NFA, symbol: int) -> NFA:
+    """`nfa` with each call edge on `symbol` whose target can only finish (its epsilon closure
+    holds the accept state and no edges) turned into an epsilon edge back to the start."""
+    edges = [list(es) for es in nfa.edges]
+    eps = [list(es) for es in nfa.eps]
+    changed = False
+    for s, es in enumerate(nfa.edges):
+        for edge in es:
+            lo, _, t = edge
+            if lo != symbol:
+                continue
+            tail = nfa.epsilon_closure({t})
+            if nfa.accept in tail and not any(nfa.edges[q] for q in tail):
+                edges[s].remove(edge)
+                eps[s].append(nfa.start)
+                changed = True
+    if not changed:
+        return nfa
+    return NFA(edges=tuple(tuple(es) for es in edges), eps=tuple(tuple(es) for es in eps),
+               start=nfa.start, accept=nfa.accept)
+
+
+def _rule_dfa(nfa: NFA, classes: np.ndarray, n_calls: int, limits: Limits) -> DFATable:
+    return minimize(determinize(nfa, limits, classes=classes, n_calls=n_calls), compact=False)
+
+
+def build_pushdown(
+    grammar: Grammar, limits: Limits = DEFAULT_LIMITS, *, keep_all: bool = False
+) -> PushdownTable:
+    """The rule automata of `grammar`; GrammarError for a missing start rule, an undefined
+    reference or an empty language, BudgetExceeded past `limits`."""
+    check_references(grammar)
+    productive = productive_rules(grammar)
+    if grammar.start not in productive:
+        raise GrammarError(
+            f"the language is empty: the start rule '{grammar.start}' derives no finite string",
+            code="empty-language")
+    order = [name for name in reachable_rules(grammar) if name in productive]
+    full = _build(grammar, order, productive, limits)
+    if keep_all:
+        return full
+    keep = choose_kept(grammar, order, end_cost(full))
+    return full if keep == order else _build(grammar, keep, productive, limits)
+
+
+def _build(grammar: Grammar, keep: list[str], productive: set[str], limits: Limits) -> PushdownTable:
+    index = {name: i for i, name in enumerate(keep)}
+    bodies = rule_bodies(grammar, keep, productive)
+    nfas = [eliminate_tail_self_calls(build_nfa(bodies[name], limits, calls=index), CALL + i)
+            for i, name in enumerate(keep)]
+    classes = byte_classes(nfas)
+    n_bytes = int(classes.max()) + 1
+    dfas = [_rule_dfa(nfa, classes, len(keep), limits) for nfa in nfas]
+    total = sum(d.n_states for d in dfas)
+    if total > limits.max_dfa_states:
+        raise limits.exceeded("max_dfa_states", total, "rule automaton states")
+    return _assemble(grammar, keep, dfas, classes, n_bytes)
+
+
+def _assemble(grammar: Grammar, keep: list[str], dfas: list[DFATable], classes: np.ndarray,
+              n_bytes: int) -> PushdownTable:
+    offsets = np.cumsum([0] + [d.n_states for d in dfas])
+    n = int(offsets[-1])
+    transitions = np.full((n, n_bytes), -1, dtype=np.int32)
+    accepting = np.zeros(n, dtype=bool)
+    state_rule = np.zeros(n, dtype=np.int32)
+    call_lists: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for r, d in enumerate(dfas):
+        base = int(offsets[r])
+        rows = slice(base, base + d.n_states)
+        byte_part = d.transitions[:, :n_bytes]
+        transitions[rows] = np.where(byte_part >= 0, byte_part + base, -1)
+        accepting[rows] = d.accepting
+        state_rule[rows] = r
+        for s, row in enumerate(d.transitions[:, n_bytes:].tolist()):
+            call_lists[base + s] = [(callee, t + base) for callee, t in enumerate(row) if t >= 0]
+    call_offsets = np.cumsum([0] + [len(c) for c in call_lists]).astype(np.int32)
+    flat = [edge for c in call_lists for edge in c]
+    # Merge byte classes that no state of any rule tells apart.
+    _, first, inverse = np.unique(transitions, axis=1, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    new_of_old = rank[np.asarray(inverse).reshape(-1)].astype(np.int32)
+    columns = np.empty(len(first), dtype=np.int64)
+    columns[new_of_old] = np.arange(n_bytes)
+    return PushdownTable(
+        byte_class=new_of_old[classes],
+        transitions=np.ascontiguousarray(transitions[:, columns]),
+        accepting=accepting,
+        call_offsets=call_offsets,
+        call_rule=np.array([c for c, _ in flat], dtype=np.int32),
+        call_next=np.array([t for _, t in flat], dtype=np.int32),
+        state_rule=state_rule,
+        rule_start=offsets[:-1].astype(np.int32) + np.array([d.start for d in dfas], dtype=np.int32),
+        start_rule=keep.index(grammar.start),
+        rule_names=tuple(keep),
+    )

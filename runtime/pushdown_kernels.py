@@ -1,0 +1,227 @@
+"""Numba kernels for token sets of rule-automaton states and for filling pushdown masks.
+
+`classify_tokens` walks the whole token trie from one state as a root item (its rule's caller
+unknown) and sorts every token into: accepted (some path consumes it within the rule instance,
+whatever the stack below), uncertain (every surviving path needs to leave the rule first, at a
+byte that can follow the rule: only the real stack can tell) or rejected (everything else).
+
+`fill_mask` ORs the accepted rows of the live states of the last Earley set and checks each
+uncertain token by pushing its bytes on the real sets, sharing prefixes between neighbours in
+trie order. Argument groups `g` and `e` are those of `earley.py`; `store` is the token-set store
+of `PushdownTokenSets` (see there); `trie` = (data, offsets, ids) of a `TokenTrie`.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .earley import KERNEL, MARK, N_SETS, OVERFLOW, STEP, _push, _start
+
+# Columns of the store's per-state metadata.
+STATUS, DEFAULT, SLOT, PATCH_BEGIN, PATCH_LEN, UNC_BEGIN, UNC_LEN = range(7)
+ZERO, BASE, OWN = 0, 1, 2
+NEED = -2
+
+
+@njit(**KERNEL)
+def classify_tokens(g, e, state, follow, data, offsets, lcp, ids, popok, row, uncertain):  # type: ignore[no-untyped-def]
+    """Walk the trie from root item (state, -1): set accepted tokens' bits in `row` (uint32
+    words), write uncertain trie positions to `uncertain`; return (accepted, uncertain) counts,
+    or (OVERFLOW, 0) when `e` must grow. `popok` is bool[max token length + 2] scratch."""
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+    items, sets, per_state, counters = e
+    if _start(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+              counters, state) == OVERFLOW:
+        return OVERFLOW, 0
+    popok[0] = False
+    m = len(lcp)
+    good = 0
+    dead_uncertain = False
+    n_acc = 0
+    n_unc = 0
+    for i in range(m):
+        p = lcp[i]
+        if p > good:
+            if dead_uncertain:
+                uncertain[n_unc] = i
+                n_unc += 1
+            continue
+        begin = offsets[i]
+        length = offsets[i + 1] - begin
+        counters[N_SETS] = 1 + p
+        alive = True
+        while p < length:
+            b = data[begin + p]
+            popok[p + 1] = popok[p] or (sets[counters[N_SETS] - 1, 1] == 1 and follow[b])
+            r = _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
+                      per_state, counters, b)
+            if r == OVERFLOW:
+                return OVERFLOW, 0
+            if r == 0:
+                alive = False
+                break
+            p += 1
+        good = p
+        if alive:
+            t = ids[i]
+            row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+            n_acc += 1
+            dead_uncertain = False
+        else:
+            dead_uncertain = popok[p + 1]
+            if dead_uncertain:
+                uncertain[n_unc] = i
+                n_unc += 1
+    counters[N_SETS] = 1
+    return n_acc, n_unc
+
+
+@njit(**STEP)
+def _state_row(meta, dense, base, patches, s, out):  # type: ignore[no-untyped-def]
+    kind = meta[s, DEFAULT]
+    if kind == OWN:
+        slot = meta[s, SLOT]
+        for w in range(len(out)):
+            out[w] = dense[slot, w]
+    elif kind == BASE:
+        for w in range(len(out)):
+            out[w] = base[w]
+    else:
+        for w in range(len(out)):
+            out[w] = 0
+    for j in range(meta[s, PATCH_BEGIN], meta[s, PATCH_BEGIN] + meta[s, PATCH_LEN]):
+        out[patches[j, 0]] = patches[j, 1]
+
+
+@njit(**KERNEL)
+def fill_mask(g, e, store, trie, eos_ids, row, scratch, cand, merged):  # type: ignore[no-untyped-def]
+    """Write the allowed next tokens of the last set into `row` (uint32 words): 0 on success,
+    NEED - s when state s has no token set yet, OVERFLOW when `e` must grow (sets unchanged),
+    or a positive size when the int32 buffers `cand` and `merged` must be at least that long."""
+    meta, dense, base, patches, uncertain_store = store
+    data, offsets, ids = trie
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+    items, sets, per_state, counters = e
+    k = counters[N_SETS] - 1
+    counters[MARK] += 1
+    mark = counters[MARK]
+    n_kernel = 0
+    n_cand = 0
+    for i in range(sets[k, 0], sets[k + 1, 0]):
+        s = items[i, 0]
+        if items[i, 1] == k or per_state[s, 2] == mark:
+            continue
+        if meta[s, STATUS] < 0:
+            return NEED - s
+        per_state[s, 2] = mark
+        n_kernel += 1
+        n_cand += meta[s, UNC_LEN]
+    if n_cand > len(cand):
+        return n_cand
+    n_kernel = 0
+    n = 0
+    for i in range(sets[k, 0], sets[k + 1, 0]):
+        s = items[i, 0]
+        if per_state[s, 2] != mark:
+            continue
+        per_state[s, 2] = mark - 1
+        if n_kernel == 0:
+            _state_row(meta, dense, base, patches, s, row)
+        else:
+            _state_row(meta, dense, base, patches, s, scratch)
+            for w in range(len(row)):
+                row[w] |= scratch[w]
+        b0 = meta[s, UNC_BEGIN]
+        n_new = meta[s, UNC_LEN]
+        if n_new:
+            if n == 0:
+                for j in range(n_new):
+                    cand[j] = uncertain_store[b0 + j]
+                n = n_new
+            else:
+                n = _merge(cand, n, uncertain_store, b0, n_new, merged)
+        n_kernel += 1
+    if n_kernel == 0:
+        for w in range(len(row)):
+            row[w] = 0
+    if n:
+        r = _check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items,
+                              sets, per_state, counters, cand, n, data, offsets, ids, row)
+        counters[N_SETS] = k + 1
+        if r == OVERFLOW:
+            return OVERFLOW
+    if sets[k, 1] == 1:
+        for t in eos_ids:
+            row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+    return 0
+
+
+@njit(**STEP)
+def _merge(cand, n, store, b0, n_new, merged):  # type: ignore[no-untyped-def]
+    """cand[:n] ∪ store[b0:b0 + n_new] (both ascending) into cand; return the new length."""
+    i = 0
+    j = 0
+    m = 0
+    while i < n or j < n_new:
+        if j >= n_new or (i < n and cand[i] < store[b0 + j]):
+            v = cand[i]
+            i += 1
+        elif i >= n or store[b0 + j] < cand[i]:
+            v = store[b0 + j]
+            j += 1
+        else:
+            v = cand[i]
+            i += 1
+            j += 1
+        merged[m] = v
+        m += 1
+    for x in range(m):
+        cand[x] = merged[x]
+    return m
+
+
+@njit(**STEP)
+def _check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,  # type: ignore[no-untyped-def]
+                      per_state, counters, cand, n, data, offsets, ids, row):
+    """Set the bits of the candidate tokens (trie positions cand[:n], ascending) whose bytes
+    the real sets accept; consecutive candidates share the sets of their common prefix."""
+    base_sets = counters[N_SETS]
+    prev = -1
+    depth = 0
+    dead = -1
+    for x in range(n):
+        c = cand[x]
+        t = ids[c]
+        if row[t >> 5] & (np.uint32(1) << np.uint32(t & 31)):
+            continue
+        begin = offsets[c]
+        length = offsets[c + 1] - begin
+        common = 0
+        if prev >= 0:
+            pb = offsets[prev]
+            limit = min(length, max(depth, dead + 1))
+            while common < limit and data[begin + common] == data[pb + common]:
+                common += 1
+        if dead >= 0 and common > dead:
+            continue
+        if common > depth:
+            common = depth
+        counters[N_SETS] = base_sets + common
+        p = common
+        dead = -1
+        while p < length:
+            r = _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
+                      per_state, counters, data[begin + p])
+            if r == OVERFLOW:
+                counters[N_SETS] = base_sets
+                return OVERFLOW
+            if r == 0:
+                dead = p
+                break
+            p += 1
+        depth = p
+        prev = c
+        if dead < 0:
+            row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+    counters[N_SETS] = base_sets
+    return 0

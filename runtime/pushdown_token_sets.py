@@ -1,0 +1,134 @@
+"""Per-state token sets of rule automata: accepted rows and uncertain tokens, stored compactly.
+
+For each state that a fill meets, `classify_tokens` splits the vocabulary into accepted,
+uncertain and rejected tokens (see `pushdown_kernels`). The accepted row is stored like the DFA
+path's rows: a default (zero row, or the base row of every producible token) plus patched
+words, or a row of its own past 1/16 of the words; uncertain tokens are stored as ascending
+trie positions. Sets are computed on first use and memoized (`precompute` does every state).
+
+The store is one snapshot tuple (meta, dense, base, patches, uncertain) that kernels read.
+Writers hold the lock; an entry's data is written before its STATUS, and arrays that must grow
+are replaced by grown copies in a new snapshot, so a kernel holding any snapshot reads only
+complete entries and asks for (NEED) the ones it lacks.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+from .earley import OVERFLOW, EarleyArrays
+from .pushdown_kernels import (BASE, DEFAULT, OWN, PATCH_BEGIN, PATCH_LEN, SLOT, STATUS,
+                               UNC_BEGIN, UNC_LEN, ZERO, classify_tokens)
+from .pushdown_table import PushdownTable
+from .token_sets import bitmask_words, ids_to_row
+from .token_trie import TokenTrie, token_trie
+from .vocabulary import Vocabulary
+
+
+def _grown(a: np.ndarray, need: int) -> np.ndarray:
+    if need <= a.shape[0]:
+        return a
+    out = np.zeros((max(need, 2 * a.shape[0]),) + a.shape[1:], dtype=a.dtype)
+    out[:a.shape[0]] = a
+    return out
+
+
+class PushdownTokenSets:
+    """Lazily computed, memoized token sets of every state of one `PushdownTable`."""
+
+    def __init__(self, table: PushdownTable, vocab: Vocabulary) -> None:
+        self.table = table
+        self.vocab = vocab
+        self.trie: TokenTrie = token_trie(vocab)
+        self.n_words = bitmask_words(vocab.size)
+        self.base_row = ids_to_row(self.trie.ids, self.n_words).view(np.uint32)
+        self.eos_ids = np.asarray(vocab.eos_token_ids, dtype=np.int64)
+        self.max_patch_words = max(64, self.n_words // 16)
+        self.g = (table.transitions, table.byte_class, table.accepting, table.call_offsets,
+                  table.call_rule, table.call_next, table.state_rule, table.rule_start,
+                  table.nullable)
+        self.trie_args = (self.trie.data, self.trie.offsets, self.trie.ids)
+        meta = np.zeros((table.n_states, 7), dtype=np.int64)
+        meta[:, STATUS] = -1
+        self._n = {"dense": 0, "patches": 0, "uncertain": 0}
+        self.snapshot: tuple[np.ndarray, ...] = (
+            meta, np.zeros((0, self.n_words), dtype=np.uint32), self.base_row,
+            np.zeros((64, 2), dtype=np.uint32), np.zeros(64, dtype=np.int32))
+        self._scratch = EarleyArrays.empty(table.n_states)
+        self._lock = threading.Lock()
+        self.n_computed = 0
+        self.n_accepted = 0
+        self.n_uncertain = 0
+
+    def ensure(self, state: int) -> None:
+        """Compute the set of `state` unless it is there."""
+        if self.snapshot[0][state, STATUS] >= 0:
+            return
+        with self._lock:
+            if self.snapshot[0][state, STATUS] < 0:
+                self._store(state, *self._classify(state))
+
+    def precompute(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Compute every state's set now; `progress(done, total)` after each."""
+        n = self.table.n_states
+        for s in range(n):
+            self.ensure(s)
+            if progress is not None:
+                progress(s + 1, n)
+
+    def _classify(self, state: int) -> tuple[np.ndarray, np.ndarray]:
+        t = self.trie
+        follow = self.table.follow[int(self.table.state_rule[state])]
+        uncertain = np.empty(max(1, t.n_tokens), dtype=np.int32)
+        popok = np.zeros(t.max_len + 2, dtype=np.bool_)
+        while True:
+            words = np.zeros(self.n_words, dtype=np.uint32)
+            n_acc, n_unc = classify_tokens(self.g, self._scratch.kernel_args(), np.int32(state),
+                                           follow, t.data, t.offsets, t.lcp, t.ids, popok,
+                                           words, uncertain)
+            if n_acc != OVERFLOW:
+                return words, uncertain[:n_unc].copy()
+            self._scratch.grow()
+
+    def _store(self, state: int, words: np.ndarray, uncertain: np.ndarray) -> None:
+        meta, dense, base, patches, unc_store = self.snapshot
+        best_kind, best_idx = ZERO, np.flatnonzero(words)
+        base_idx = np.flatnonzero(words != base)
+        if len(base_idx) < len(best_idx):
+            best_kind, best_idx = BASE, base_idx
+        entry = np.zeros(7, dtype=np.int64)
+        if len(best_idx) > self.max_patch_words:
+            slot = self._n["dense"]
+            dense = _grown(dense, slot + 1)
+            dense[slot] = words
+            self._n["dense"] = slot + 1
+            entry[DEFAULT], entry[SLOT] = OWN, slot
+        else:
+            p = self._n["patches"]
+            patches = _grown(patches, p + len(best_idx))
+            patches[p:p + len(best_idx), 0] = best_idx
+            patches[p:p + len(best_idx), 1] = words[best_idx]
+            self._n["patches"] = p + len(best_idx)
+            entry[DEFAULT], entry[PATCH_BEGIN], entry[PATCH_LEN] = best_kind, p, len(best_idx)
+        u = self._n["uncertain"]
+        unc_store = _grown(unc_store, u + len(uncertain))
+        unc_store[u:u + len(uncertain)] = uncertain
+        self._n["uncertain"] = u + len(uncertain)
+        entry[UNC_BEGIN], entry[UNC_LEN] = u, len(uncertain)
+        old = self.snapshot
+        if dense is not old[1] or patches is not old[3] or unc_store is not old[4]:
+            meta = meta.copy()
+        meta[state, 1:] = entry[1:]
+        self.snapshot = (meta, dense, base, patches, unc_store)
+        meta[state, STATUS] = 0
+        self.n_computed += 1
+        self.n_accepted += int(np.unpackbits(words.view(np.uint8)).sum())
+        self.n_uncertain += len(uncertain)
+
+    def nbytes(self) -> int:
+        """Memory of the stored sets."""
+        meta, dense, base, patches, unc = self.snapshot
+        return int(meta.nbytes + self._n["dense"] * self.n_words * 4 + base.nbytes
+                   + self._n["patches"] * 8 + self._n["uncertain"] * 4)
