@@ -45,7 +45,8 @@ def choose_kept(grammar: Grammar, order: list[str], cost: dict[str, float]) -> l
     cheapest rules to keep are those whose strings end with few bytes and are followed by few
     bytes (the closing bracket of an object, not the last digit of any value)."""
     rules = grammar.by_name
-    graph = {name: [r.name for r in references(rules[name].body) if r.name in rules]
+    listed = set(order)
+    graph = {name: [r.name for r in references(rules[name].body) if r.name in listed]
              for name in order}
     keep = [grammar.start]
     for comp in cyclic_components(graph, order):
