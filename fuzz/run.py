@@ -3,9 +3,11 @@
     python fuzz/run.py [--seconds 60] [--target regex|gbnf|lark|matcher|all] [--seed N]
 
 Frontends get random mutations of seed inputs (the shipped grammars and a few patterns): each
-input must either compile or raise grammask's own `GrammarError`; anything else is a finding.
-The matcher target interleaves accept/rollback/copy/reset/fill on compiled grammars and checks
-every filled mask against accepting each allowed token. Findings are printed with the input
+input must either compile (to a DFA, or to rule automata for the pushdown runtime) or raise
+grammask's own `GrammarError`; anything else is a finding. What compiles is also walked for a
+few steps on a byte vocabulary. The matcher target interleaves accept/rollback/copy/reset/fill
+on compiled regexes and recursive grammars (JSON, arithmetic) over the default vocabulary and
+checks every filled mask against accepting each allowed token. Findings are printed with the input
 that caused them, and the exit status is 1 when there were any.
 """
 from __future__ import annotations
@@ -20,11 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from grammask.compiler import GrammarError, Limits, compile_regex
+from grammask.compiler import GrammarError, Limits, compile_gbnf, compile_grammar, compile_ir, compile_regex
 from grammask.compiler.gbnf import parse_gbnf
 from grammask.compiler.lark_grammar import parse_lark
-from grammask.compiler.lowering import inline_regular
-from grammask.compiler.pipeline import ir_to_dfa
 from grammask.compiler.regex import parse_regex
 from grammask.runtime import Matcher, Vocabulary, allocate_token_bitmask
 
@@ -54,16 +54,20 @@ def mutate(text: str, rng: random.Random) -> str:
     return "".join(chars)
 
 
-def frontend(parse: Callable[[str], object]) -> Callable[[str], None]:
-    """A target that parses and, where regular, builds the DFA within LIMITS."""
+BYTES = Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [None], eos_token_ids=[256])
+
+
+def frontend(parse: Callable[[str], object], rng: random.Random) -> Callable[[str], None]:
+    """A target that parses, compiles within LIMITS on a byte vocabulary and walks a little."""
     def run(text: str) -> None:
         try:
             result = parse(text)
             grammar = result[0] if isinstance(result, tuple) else result
-            node = grammar if not hasattr(grammar, "rules") else inline_regular(grammar)
-            ir_to_dfa(node, LIMITS)
+            compiled = (compile_grammar(grammar, BYTES, limits=LIMITS) if hasattr(grammar, "rules")
+                        else compile_ir(grammar, BYTES, limits=LIMITS))  # type: ignore[arg-type]
         except GrammarError:
-            pass
+            return
+        walk(Matcher(compiled), BYTES, rng, rng.randint(1, 12))
     return run
 
 
@@ -73,33 +77,41 @@ def seeds(kind: str) -> list[str]:
     return [p.read_text(encoding="utf-8") for p in sorted((DATA / kind).rglob(f"*.{kind}"))]
 
 
+def walk(m: Matcher, vocab: Vocabulary, rng: random.Random, steps: int) -> None:
+    """Random fills, accepts, rollbacks, copies and resets, each mask checked against the
+    tokens it allows and a random token against its bit."""
+    bitmask = allocate_token_bitmask(1, vocab.size)
+    for _step in range(steps):
+        m.fill_next_token_bitmask(bitmask)
+        bits = np.unpackbits(bitmask[0].view(np.uint8), bitorder="little")[:vocab.size]
+        allowed = np.flatnonzero(bits)
+        if m.is_terminated():
+            assert set(allowed.tolist()) == set(vocab.eos_token_ids.tolist())
+            m.rollback(1)
+            continue
+        assert len(allowed), "a live prefix always has a continuation"
+        op = rng.random()
+        if op < 0.6:
+            tid = int(rng.choice(allowed.tolist()))
+            assert m.accept_token(tid), tid
+        elif op < 0.75:
+            tid = rng.randrange(vocab.size)
+            assert m.accept_token(tid) == bool(bits[tid]), tid
+        elif op < 0.85 and m.num_rollback_steps:
+            m.rollback(rng.randint(1, m.num_rollback_steps))
+        elif op < 0.95:
+            m = m.copy()
+        else:
+            m.reset()
+
+
 def matcher_target(rng: random.Random, vocab: Vocabulary) -> Callable[[str], None]:
     compiled = [compile_regex(p, vocab, limits=LIMITS) for p in PATTERNS]
-    bitmask = allocate_token_bitmask(1, vocab.size)
+    compiled += [compile_gbnf((DATA / "gbnf" / f"{name}.gbnf").read_text(encoding="utf-8"), vocab,
+                              limits=LIMITS) for name in ("json", "arithmetic")]
 
     def run(_: str) -> None:
-        m = Matcher(rng.choice(compiled))
-        for _step in range(rng.randint(1, 30)):
-            m.fill_next_token_bitmask(bitmask)
-            bits = np.unpackbits(bitmask[0].view(np.uint8), bitorder="little")[:vocab.size]
-            allowed = np.flatnonzero(bits)
-            if m.is_terminated():
-                assert set(allowed.tolist()) == set(vocab.eos_token_ids.tolist())
-                m.rollback(1)
-                continue
-            op = rng.random()
-            if op < 0.6 and len(allowed):
-                tid = int(rng.choice(allowed.tolist()))
-                assert m.accept_token(tid), tid
-            elif op < 0.75:
-                tid = rng.randrange(vocab.size)
-                assert m.accept_token(tid) == bool(bits[tid]), tid
-            elif op < 0.85 and m.num_rollback_steps:
-                m.rollback(rng.randint(1, m.num_rollback_steps))
-            elif op < 0.95:
-                m = m.copy()
-            else:
-                m.reset()
+        walk(Matcher(rng.choice(compiled)), vocab, rng, rng.randint(1, 30))
     return run
 
 
@@ -111,9 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     targets: dict[str, tuple[Callable[[str], None], list[str]]] = {
-        "regex": (frontend(lambda t: parse_regex(t, limits=LIMITS)), seeds("regex")),
-        "gbnf": (frontend(lambda t: parse_gbnf(t, limits=LIMITS)), seeds("gbnf")),
-        "lark": (frontend(lambda t: parse_lark(t, limits=LIMITS)), seeds("lark")),
+        "regex": (frontend(lambda t: parse_regex(t, limits=LIMITS), rng), seeds("regex")),
+        "gbnf": (frontend(lambda t: parse_gbnf(t, limits=LIMITS), rng), seeds("gbnf")),
+        "lark": (frontend(lambda t: parse_lark(t, limits=LIMITS), rng), seeds("lark")),
     }
     if args.target in ("all", "matcher"):
         targets["matcher"] = (matcher_target(rng, Vocabulary.default()), [""])

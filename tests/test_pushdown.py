@@ -214,15 +214,28 @@ def test_deep_nesting_and_long_outputs() -> None:
         assert m.accept_token(open_id)
     assert m.accept_string("x")
     assert vocab.eos_token_id not in mask_of(m)
-    for _ in range(depth):
-        assert close_id in mask_of(m)
+    for i in range(depth):
+        if i % 500 == 0:
+            assert close_id in mask_of(m) and open_id not in mask_of(m)
         assert m.accept_token(close_id)
     assert m.can_terminate() and close_id not in mask_of(m)
     items = compile_gbnf('root ::= item ("," item)* \nitem ::= "[" "]" | "[" item ("," item)* "]"', vocab)
-    m = Matcher(items)
-    for _ in range(20_000):
-        assert m.accept_string("[],")
+    m = Matcher(items, max_rollback_tokens=8)
+    step = [vocab.encode(t)[0] for t in ("[", "]", ",")]
+    for i in range(100_002):
+        if i % 10_000 == 0:
+            assert step[i % 3] in mask_of(m)
+        assert m.accept_token(step[i % 3])
+    assert m.num_rollback_steps == 8
     assert m.accept_string("[]") and m.can_terminate()
+
+
+def test_ambiguous_grammar_with_many_live_items() -> None:
+    vocab = small_vocabulary()
+    m = Matcher(compile_gbnf('root ::= root root | "a" | root "b" root', vocab))
+    for i in range(300):
+        assert m.accept_string("a" if i % 7 else "b" if i else "a")
+    assert m.can_terminate() and {ord("a"), ord("b")} <= mask_of(m)
 
 
 def test_jump_forward_follows_forced_bytes() -> None:
