@@ -1,9 +1,15 @@
 """The Matcher: one decoding sequence walking a compiled grammar token by token.
 
-Invariant: the text accepted so far is always a viable prefix of the language (the DFA is
+Invariant: the text accepted so far is always a viable prefix of the language (the automata are
 trimmed, and a token is accepted only if all of its bytes keep the walk alive), so the filled
 mask is never empty before termination: EOS is allowed exactly at complete matches, and some
 token always continues an incomplete one (for vocabularies that hold every single byte).
+
+`Matcher` holds what every grammar kind shares (argument checks, EOS and termination, history
+for rollback, bitmask rows) and walks DFA grammars; `Matcher(compiled)` of a pushdown grammar
+gives a `PushdownMatcher`, which overrides the backend hooks (`_fill`, `_advance_token`,
+`_advance_bytes`, `_complete`, `_snapshot`, `_restore`, `_copy_backend`,
+`find_jump_forward_bytes`). A history entry is whatever `_snapshot` returns before a step.
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ import numpy as np
 from .bitmask import as_bitmask_array
 from .compiled import CompiledGrammar
 from .dfa_kernels import walk_bytes
+from .token_sets import bitmask_words, ids_to_row
 
 
 class MatcherError(RuntimeError):
@@ -30,6 +37,14 @@ def _check_token_id(token_id: Any, size: int) -> int:
     return tid
 
 
+def _string_bytes(text: str | bytes) -> bytes:
+    if isinstance(text, str):
+        return text.encode("utf-8", "surrogatepass")
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        return bytes(text)
+    raise TypeError(f"accept_string takes str or bytes, got {type(text).__name__}")
+
+
 class Matcher:
     """Walks one sequence through a `CompiledGrammar` and fills its next-token bitmask.
 
@@ -43,8 +58,7 @@ class Matcher:
             return super().__new__(PushdownMatcher)
         return super().__new__(cls)
 
-    @staticmethod
-    def _check_args(compiled: Any, max_rollback_tokens: Any) -> None:
+    def __init__(self, compiled: CompiledGrammar, *, max_rollback_tokens: int | None = None) -> None:
         if not isinstance(compiled, CompiledGrammar):
             raise TypeError(f"Matcher needs a CompiledGrammar, got {type(compiled).__name__}")
         if max_rollback_tokens is not None and (
@@ -52,27 +66,93 @@ class Matcher:
             or max_rollback_tokens < 0
         ):
             raise ValueError("max_rollback_tokens must be None or a non-negative int")
-
-    def __init__(self, compiled: CompiledGrammar, *, max_rollback_tokens: int | None = None) -> None:
-        self._check_args(compiled, max_rollback_tokens)
         self.compiled = compiled
         self.max_rollback_tokens = max_rollback_tokens
         vocab = compiled.vocab
-        assert compiled.dfa is not None
-        self._dfa = compiled.dfa
-        self._sets = compiled.token_sets
-        self._tokens = vocab.grammar_token_list
-        self._tl, self._bc, self._accepting = compiled.transition_lists
         self._eos = frozenset(int(i) for i in vocab.eos_token_ids)
         self._size = vocab.size
-        self._n_words = self._sets.n_words
-        self._state = self._dfa.start
+        self._n_words = bitmask_words(vocab.size)
+        self._eos_row = ids_to_row(vocab.eos_token_ids, self._n_words)
         self._terminated = False
-        self._history: deque[int] = deque(maxlen=max_rollback_tokens)
+        self._history: deque[Any] = deque(maxlen=max_rollback_tokens)
         # The last bitmask that passed validation: repeated fills into it skip the checks on
         # the hot path (numpy still bounds-checks every write if its shape is changed later).
         self._checked_bitmask: np.ndarray | None = None
         self._checked_rows = 0
+        self._init_backend()
+        self._initial = self._snapshot()
+
+    # -- DFA backend ---------------------------------------------------------------------
+
+    def _init_backend(self) -> None:
+        compiled = self.compiled
+        assert compiled.dfa is not None
+        self._dfa = compiled.dfa
+        self._sets = compiled.token_sets
+        self._tokens = compiled.vocab.grammar_token_list
+        self._tl, self._bc, self._accepting = compiled.transition_lists
+        self._state = self._dfa.start
+
+    def _fill(self, row: np.ndarray) -> None:
+        self._sets.get(self._state).fill(row)  # type: ignore[union-attr]
+
+    def _walk(self, data: bytes) -> int:
+        if len(data) > 64:
+            dfa = self._dfa
+            arr = np.frombuffer(data, dtype=np.uint8)
+            return int(walk_bytes(dfa.transitions, dfa.byte_class, arr, 0, len(arr), self._state))
+        s = self._state
+        tl, bc = self._tl, self._bc
+        for b in data:
+            s = tl[s][bc[b]]
+            if s < 0:
+                return -1
+        return s
+
+    def _advance_bytes(self, data: bytes) -> bool:
+        nxt = self._walk(data)
+        if nxt < 0:
+            return False
+        self._history.append(self._state)
+        self._state = nxt
+        return True
+
+    def _advance_token(self, tid: int) -> bool:
+        data = self._tokens[tid]
+        return bool(data) and self._advance_bytes(data)
+
+    def _complete(self) -> bool:
+        return bool(self._accepting[self._state])
+
+    def _snapshot(self) -> Any:
+        return self._state
+
+    def _restore(self, entry: Any) -> None:
+        self._state = entry
+
+    def _copy_backend(self, other: "Matcher") -> None:
+        """Give `other` (a shallow copy of self) state of its own."""
+
+    def find_jump_forward_bytes(self, max_bytes: int = 1024) -> bytes:
+        """The bytes every continuation must start with (empty when there is a choice, when
+        the text may end here, or after termination), up to `max_bytes`."""
+        if self._terminated:
+            return b""
+        tl, bc, accepting = self._tl, self._bc, self._accepting
+        classes: list[list[int]] = [[] for _ in range(self._dfa.n_classes)]
+        for b, c in enumerate(bc):
+            classes[c].append(b)
+        out = bytearray()
+        s = self._state
+        while len(out) < max_bytes and not accepting[s]:
+            moves = [c for c, t in enumerate(tl[s]) if t >= 0]
+            if len(moves) != 1 or len(classes[moves[0]]) != 1:
+                break
+            out.append(classes[moves[0]][0])
+            s = tl[s][bc[out[-1]]]
+        return bytes(out)
+
+    # -- shared --------------------------------------------------------------------------
 
     @property
     def vocab_size(self) -> int:
@@ -92,26 +172,9 @@ class Matcher:
                 self._checked_bitmask = bitmask
                 self._checked_rows = bitmask.shape[0]
         if self._terminated:
-            np.copyto(row, self._sets.eos_row)
-            return
-        self._sets.get(self._state).fill(row)
-
-    def _walk(self, data: bytes) -> int:
-        if len(data) > 64:
-            dfa = self._dfa
-            arr = np.frombuffer(data, dtype=np.uint8)
-            return int(walk_bytes(dfa.transitions, dfa.byte_class, arr, 0, len(arr), self._state))
-        s = self._state
-        tl, bc = self._tl, self._bc
-        for b in data:
-            s = tl[s][bc[b]]
-            if s < 0:
-                return -1
-        return s
-
-    def _push(self, new_state: int) -> None:
-        self._history.append(self._state)
-        self._state = new_state
+            np.copyto(row, self._eos_row)
+        else:
+            self._fill(row)
 
     def accept_token(self, token_id: int) -> bool:
         """Advance by one token; False (and nothing changes) when it is not allowed here."""
@@ -122,42 +185,23 @@ class Matcher:
         if self._terminated:
             raise MatcherError("the matcher has terminated (EOS accepted); reset or roll back first")
         if tid in self._eos:
-            if not self._accepting[self._state]:
+            if not self._complete():
                 return False
-            self._push(self._state)
+            self._history.append(self._snapshot())
             self._terminated = True
             return True
-        data = self._tokens[tid]
-        if not data:
-            return False
-        nxt = self._walk(data)
-        if nxt < 0:
-            return False
-        self._push(nxt)
-        return True
-
-    @staticmethod
-    def _string_bytes(text: str | bytes) -> bytes:
-        if isinstance(text, str):
-            return text.encode("utf-8", "surrogatepass")
-        if isinstance(text, (bytes, bytearray, memoryview)):
-            return bytes(text)
-        raise TypeError(f"accept_string takes str or bytes, got {type(text).__name__}")
+        return self._advance_token(tid)
 
     def accept_string(self, text: str | bytes) -> bool:
         """Advance by the bytes of `text` as one step; all or nothing."""
-        data = self._string_bytes(text)
+        data = _string_bytes(text)
         if self._terminated:
             raise MatcherError("the matcher has terminated (EOS accepted); reset or roll back first")
-        nxt = self._walk(data)
-        if nxt < 0:
-            return False
-        self._push(nxt)
-        return True
+        return self._advance_bytes(data)
 
     def can_terminate(self) -> bool:
         """Whether EOS is allowed now: the text so far is a complete match."""
-        return not self._terminated and self._accepting[self._state]
+        return not self._terminated and self._complete()
 
     def is_terminated(self) -> bool:
         """Whether EOS has been accepted."""
@@ -168,7 +212,8 @@ class Matcher:
         """How many steps `rollback` can undo now."""
         return len(self._history)
 
-    def _rollback_count(self, num_tokens: Any) -> int:
+    def rollback(self, num_tokens: int) -> None:
+        """Undo the last `num_tokens` accepted steps (tokens, strings, EOS)."""
         if isinstance(num_tokens, bool) or not isinstance(num_tokens, (int, np.integer)):
             raise TypeError(f"rollback takes an int, got {num_tokens!r}")
         n = int(num_tokens)
@@ -178,46 +223,18 @@ class Matcher:
                 + (f" (max_rollback_tokens={self.max_rollback_tokens})"
                    if self.max_rollback_tokens is not None else "")
             )
-        return n
-
-    def rollback(self, num_tokens: int) -> None:
-        """Undo the last `num_tokens` accepted steps (tokens, strings, EOS)."""
-        n = self._rollback_count(num_tokens)
         if n == 0:
             return
         for _ in range(n - 1):
             self._history.pop()
-        self._state = self._history.pop()
+        self._restore(self._history.pop())
         self._terminated = False
 
     def reset(self) -> None:
         """Back to the start of the grammar, history cleared."""
-        self._state = self._dfa.start
+        self._restore(self._initial)
         self._terminated = False
         self._history.clear()
-
-    def find_jump_forward_bytes(self, max_bytes: int = 1024) -> bytes:
-        """The bytes every continuation must start with (empty when there is a choice, when
-        the text may end here, or after termination), up to `max_bytes`."""
-        if self._terminated:
-            return b""
-        tl, bc, accepting = self._tl, self._bc, self._accepting
-        classes = self._byte_lists()
-        out = bytearray()
-        s = self._state
-        while len(out) < max_bytes and not accepting[s]:
-            moves = [c for c, t in enumerate(tl[s]) if t >= 0]
-            if len(moves) != 1 or len(classes[moves[0]]) != 1:
-                break
-            out.append(classes[moves[0]][0])
-            s = tl[s][bc[out[-1]]]
-        return bytes(out)
-
-    def _byte_lists(self) -> list[list[int]]:
-        classes: list[list[int]] = [[] for _ in range(self._dfa.n_classes)]
-        for b, c in enumerate(self._bc):
-            classes[c].append(b)
-        return classes
 
     def find_jump_forward_string(self, max_bytes: int = 1024) -> str:
         """`find_jump_forward_bytes` cut to whole UTF-8 characters, as text."""
@@ -231,7 +248,9 @@ class Matcher:
 
     def copy(self) -> "Matcher":
         """An independent matcher in the same state, sharing the compiled grammar."""
-        other = object.__new__(Matcher)
+        other = object.__new__(type(self))
         other.__dict__.update(self.__dict__)
         other._history = deque(self._history, maxlen=self.max_rollback_tokens)
+        other._checked_bitmask = None
+        self._copy_backend(other)
         return other
