@@ -7,7 +7,6 @@ order from the start, so equal automata give equal tables.
 """
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable
 
 import numpy as np
@@ -16,6 +15,7 @@ from ..runtime.dfa_kernels import reachable_and_live
 from ..runtime.dfa_table import DFATable
 from .limits import DEFAULT_LIMITS, Limits
 from .nfa import CALL, NFA
+from .subset import subset_construction
 
 
 def byte_classes(nfas: NFA | Iterable[NFA]) -> np.ndarray:
@@ -48,55 +48,19 @@ def determinize(
     n_bytes = int(classes.max()) + 1
     n_classes = n_bytes + n_calls
 
-    def column(symbol: int) -> int:
-        return n_bytes + symbol - CALL if symbol >= CALL else int(classes[symbol])
-
-    # Per NFA state: (first column, last column, target) for each edge.
-    class_edges = [
-        [(column(lo), column(hi), t) for lo, hi, t in edges] for edges in nfa.edges
-    ]
-    closure_cache: dict[frozenset[int], frozenset[int]] = {}
-
-    def closure(states: frozenset[int]) -> frozenset[int]:
-        c = closure_cache.get(states)
-        if c is None:
-            c = nfa.epsilon_closure(states)
-            closure_cache[states] = c
-        return c
-
-    start = closure(frozenset({nfa.start}))
-    index: dict[frozenset[int], int] = {start: 0}
-    sets = [start]
-    rows: list[list[int]] = []
-    queue = deque([start])
-    while queue:
-        current = queue.popleft()
-        targets: list[set[int] | None] = [None] * n_classes
-        for s in current:
-            for c_lo, c_hi, t in class_edges[s]:
-                for c in range(c_lo, c_hi + 1):
-                    bucket = targets[c]
-                    if bucket is None:
-                        targets[c] = {t}
-                    else:
-                        bucket.add(t)
-        row = [-1] * n_classes
-        for c, bucket in enumerate(targets):
-            if bucket is None:
-                continue
-            nxt = closure(frozenset(bucket))
-            j = index.get(nxt)
-            if j is None:
-                if len(sets) >= limits.max_dfa_states:
-                    raise limits.exceeded("max_dfa_states", f"more than {len(sets)}", "DFA states")
-                j = len(sets)
-                index[nxt] = j
-                sets.append(nxt)
-                queue.append(nxt)
-            row[c] = j
-        rows.append(row)
-    transitions = np.array(rows, dtype=np.int32).reshape(len(rows), n_classes)
-    accepting = np.array([nfa.accept in s for s in sets], dtype=bool)
+    column = np.concatenate([classes, n_bytes + np.arange(n_calls, dtype=np.int32)])
+    flat = [(lo, hi, t) for edges in nfa.edges for lo, hi, t in edges]
+    e_off = np.cumsum([0] + [len(edges) for edges in nfa.edges]).astype(np.int64)
+    ends = np.array(flat, dtype=np.int64).reshape(-1, 3)
+    eps_off = np.cumsum([0] + [len(es) for es in nfa.eps]).astype(np.int64)
+    eps_to = np.array([t for es in nfa.eps for t in es], dtype=np.int32)
+    col = np.where(ends[:, :2] >= CALL, ends[:, :2] - CALL + 256, ends[:, :2])
+    transitions, accepting, m = subset_construction(
+        e_off, column[col[:, 0]].astype(np.int32), column[col[:, 1]].astype(np.int32),
+        ends[:, 2].astype(np.int32), eps_off, eps_to, nfa.start, nfa.accept, n_classes,
+        limits.max_dfa_states)
+    if m < 0:
+        raise limits.exceeded("max_dfa_states", f"more than {limits.max_dfa_states}", "DFA states")
     return trim(classes, transitions, accepting, 0, compact=n_calls == 0)
 
 
@@ -145,22 +109,25 @@ def trim(
     return compact_classes(table) if compact else table
 
 
+def merge_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(new index of each column, the first old column of each new one), merging identical
+    columns and numbering them in order of first appearance (so column 0 stays 0)."""
+    by_column = np.ascontiguousarray(table.T)
+    index: dict[bytes, int] = {}
+    new_of_old = np.array([index.setdefault(col.tobytes(), len(index)) for col in by_column],
+                          dtype=np.int32)
+    first = np.unique(new_of_old, return_index=True)[1]
+    return new_of_old, first
+
+
 def compact_classes(dfa: DFATable) -> DFATable:
     """Merge byte classes whose columns are identical in every state."""
-    _, first, inverse = np.unique(dfa.transitions, axis=1, return_index=True, return_inverse=True)
-    inverse = np.asarray(inverse).reshape(-1)
+    new_of_old, first = merge_columns(dfa.transitions)
     if len(first) == dfa.n_classes:
         return dfa
-    # Renumber merged classes in order of first appearance, so byte 0's class is 0.
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    new_of_old = rank[inverse].astype(np.int32)
-    columns = np.empty(len(first), dtype=np.int64)
-    columns[new_of_old] = np.arange(dfa.n_classes)
     return DFATable(
         byte_class=new_of_old[dfa.byte_class],
-        transitions=np.ascontiguousarray(dfa.transitions[:, columns]).astype(np.int32),
+        transitions=np.ascontiguousarray(dfa.transitions[:, first]),
         accepting=dfa.accepting,
         start=dfa.start,
     )

@@ -20,7 +20,7 @@ import numpy as np
 from ..runtime.dfa_table import DFATable
 from ..runtime.pushdown_table import PushdownTable
 from .analyses.productivity import productive_rules
-from .dfa import byte_classes, determinize
+from .dfa import byte_classes, determinize, merge_columns
 from .errors import GrammarError
 from .ir import CharClass, Grammar, Node, references
 from .limits import DEFAULT_LIMITS, Limits
@@ -176,14 +176,7 @@ def _assemble(grammar: Grammar, keep: list[str], dfas: list[DFATable], classes: 
             call_lists[base + s] = [(callee, t + base) for callee, t in enumerate(row) if t >= 0]
     call_offsets = np.cumsum([0] + [len(c) for c in call_lists]).astype(np.int32)
     flat = [edge for c in call_lists for edge in c]
-    # Merge byte classes that no state of any rule tells apart.
-    _, first, inverse = np.unique(transitions, axis=1, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    new_of_old = rank[np.asarray(inverse).reshape(-1)].astype(np.int32)
-    columns = np.empty(len(first), dtype=np.int64)
-    columns[new_of_old] = np.arange(n_bytes)
+    new_of_old, columns = merge_columns(transitions)
     return PushdownTable(
         byte_class=new_of_old[classes],
         transitions=np.ascontiguousarray(transitions[:, columns]),

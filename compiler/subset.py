@@ -1,0 +1,168 @@
+"""Subset construction as a Numba kernel, over an NFA flattened to arrays.
+
+Input: per NFA state, its edges as inclusive column ranges [lo, hi] with a target (columns are
+byte classes, then call symbols) in CSR form, and its epsilon targets in CSR form. Output: the
+transition table over the columns and the accepting flags of the DFA whose states are the
+epsilon-closed sets of NFA states reachable from the start's closure, numbered in discovery
+order (column by column, breadth-first), exactly as the Python construction numbers them.
+
+A DFA state's NFA states are kept sorted in one flat pool; an open-addressing hash table maps
+a set to its DFA state. The kernel returns -1 as the state count when the DFA would exceed
+`max_states` (the caller raises `BudgetExceeded`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def _closure(seeds, begin, end, eps_off, eps_to, mark, gen, stack, out):  # type: ignore[no-untyped-def]
+    """Write the sorted epsilon closure of seeds[begin:end] into `out`; return its size."""
+    n = 0
+    top = 0
+    for i in range(begin, end):
+        s = seeds[i]
+        if mark[s] != gen:
+            mark[s] = gen
+            stack[top] = s
+            top += 1
+    while top:
+        top -= 1
+        s = stack[top]
+        out[n] = s
+        n += 1
+        for j in range(eps_off[s], eps_off[s + 1]):
+            t = eps_to[j]
+            if mark[t] != gen:
+                mark[t] = gen
+                stack[top] = t
+                top += 1
+    for i in range(1, n):
+        v = out[i]
+        j = i - 1
+        while j >= 0 and out[j] > v:
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = v
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _hash(values, begin, end):  # type: ignore[no-untyped-def]
+    h = np.uint64(1469598103934665603)
+    for i in range(begin, end):
+        h = (h ^ np.uint64(values[i])) * np.uint64(1099511628211)
+    return h
+
+
+@njit(cache=True, nogil=True)
+def subset_construction(e_off, e_lo, e_hi, e_to, eps_off, eps_to, start, accept, k, max_states):  # type: ignore[no-untyped-def]
+    """(transitions int32[m, k], accepting bool[m], m) of the subset DFA; m = -1 past
+    `max_states`."""
+    n = len(eps_off) - 1
+    mark = np.zeros(n, dtype=np.int64)
+    gen = 0
+    stack = np.empty(n, dtype=np.int32)
+    buf = np.empty(n, dtype=np.int32)
+    pool = np.empty(max(16, 4 * n), dtype=np.int32)
+    pool_off = np.zeros(64, dtype=np.int64)
+    trans = np.full((64, k), -1, dtype=np.int32)
+    table = np.full(256, -1, dtype=np.int64)
+    counts = np.zeros(k + 1, dtype=np.int64)
+    seeds = np.empty(max(16, n), dtype=np.int32)
+    fill = np.zeros(k, dtype=np.int64)
+
+    gen += 1
+    first = np.empty(1, dtype=np.int32)
+    first[0] = start
+    size = _closure(first, 0, 1, eps_off, eps_to, mark, gen, stack, buf)
+    pool[:size] = buf[:size]
+    pool_off[1] = size
+    m = 1
+    h = _hash(buf, 0, size)
+    table[h & np.uint64(len(table) - 1)] = 0
+    d = 0
+    while d < m:
+        lo_d, hi_d = pool_off[d], pool_off[d + 1]
+        for c in range(k + 1):
+            counts[c] = 0
+        for i in range(lo_d, hi_d):
+            s = pool[i]
+            for j in range(e_off[s], e_off[s + 1]):
+                for c in range(e_lo[j], e_hi[j] + 1):
+                    counts[c + 1] += 1
+        for c in range(k):
+            counts[c + 1] += counts[c]
+        total = counts[k]
+        if total > len(seeds):
+            seeds = np.empty(2 * total, dtype=np.int32)
+        for c in range(k):
+            fill[c] = counts[c]
+        for i in range(lo_d, hi_d):
+            s = pool[i]
+            for j in range(e_off[s], e_off[s + 1]):
+                for c in range(e_lo[j], e_hi[j] + 1):
+                    seeds[fill[c]] = e_to[j]
+                    fill[c] += 1
+        for c in range(k):
+            a, b = counts[c], counts[c + 1]
+            if a == b:
+                continue
+            gen += 1
+            size = _closure(seeds, a, b, eps_off, eps_to, mark, gen, stack, buf)
+            h = _hash(buf, 0, size)
+            mask = np.uint64(len(table) - 1)
+            slot = h & mask
+            found = -1
+            while table[slot] >= 0:
+                t = table[slot]
+                p, q = pool_off[t], pool_off[t + 1]
+                if q - p == size:
+                    same = True
+                    for x in range(size):
+                        if pool[p + x] != buf[x]:
+                            same = False
+                            break
+                    if same:
+                        found = t
+                        break
+                slot = (slot + np.uint64(1)) & mask
+            if found < 0:
+                if m >= max_states:
+                    return trans[:0], np.zeros(0, dtype=np.bool_), -1
+                found = m
+                if m + 1 >= len(pool_off):
+                    grown = np.zeros(2 * len(pool_off), dtype=np.int64)
+                    grown[:len(pool_off)] = pool_off
+                    pool_off = grown
+                    t2 = np.full((2 * trans.shape[0], k), -1, dtype=np.int32)
+                    t2[:trans.shape[0]] = trans
+                    trans = t2
+                end = pool_off[m] + size
+                if end > len(pool):
+                    p2 = np.empty(2 * end, dtype=np.int32)
+                    p2[:pool_off[m]] = pool[:pool_off[m]]
+                    pool = p2
+                pool[pool_off[m]:end] = buf[:size]
+                pool_off[m + 1] = end
+                table[slot] = m
+                m += 1
+                if 2 * m > len(table):
+                    table = np.full(2 * len(table), -1, dtype=np.int64)
+                    mask = np.uint64(len(table) - 1)
+                    for t in range(m):
+                        hh = _hash(pool, pool_off[t], pool_off[t + 1])
+                        sl = hh & mask
+                        while table[sl] >= 0:
+                            sl = (sl + np.uint64(1)) & mask
+                        table[sl] = t
+            trans[d, c] = found
+        d += 1
+    accepting = np.zeros(m, dtype=np.bool_)
+    for t in range(m):
+        for i in range(pool_off[t], pool_off[t + 1]):
+            if pool[i] == accept:
+                accepting[t] = True
+                break
+    return trans[:m].copy(), accepting, m
