@@ -90,6 +90,30 @@ def test_generating_function_is_invariant_and_counts_strings(node) -> None:
     assert coeffs == brute_force_counts(build_nfa(node), 5)
 
 
+def moore_block_count(dfa) -> int:  # type: ignore[no-untyped-def]
+    """Number of Myhill-Nerode classes of the completed DFA, by Moore's refinement in plain
+    Python (signatures of blocks reached), an independent count for Hopcroft's kernel."""
+    n = dfa.n_states
+    rows = [[t if t >= 0 else n for t in row] for row in dfa.transitions.tolist()] + [[n] * dfa.n_classes]
+    block = [int(a) for a in dfa.accepting.tolist()] + [0]
+    while True:
+        signatures = {}
+        new = [signatures.setdefault((block[s], *(block[t] for t in rows[s])), len(signatures))
+               for s in range(n + 1)]
+        if len(signatures) == len(set(block)):
+            return len(signatures)
+        block = new
+
+
+@given(ir_trees())
+@settings(max_examples=examples(150), deadline=None)
+def test_minimal_state_count_agrees_with_moore(node) -> None:
+    dfa = determinize(build_nfa(node))
+    small = minimize(dfa)
+    dead_class = 0 if small.is_empty_language else 1
+    assert small.n_states + dead_class == moore_block_count(dfa)
+
+
 def test_difference_finds_a_shortest_witness() -> None:
     a = ir_to_dfa(Repeat(Literal(b"a"), 0, None))
     b = ir_to_dfa(Repeat(Literal(b"a"), 0, 3))
