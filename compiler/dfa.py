@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..runtime.dfa_kernels import reachable_and_live
+from ..runtime.dfa_kernels import breadth_first_order, reachable_and_live
 from ..runtime.dfa_table import DFATable
 from .limits import DEFAULT_LIMITS, Limits
 from .nfa import CALL, NFA
@@ -84,25 +84,14 @@ def trim(
             accepting=np.zeros(1, dtype=bool),
             start=0,
         )
-    live_list = live.tolist()
-    new_id = {start: 0}
-    order = [start]
-    i = 0
-    while i < len(order):
-        s = order[i]
-        i += 1
-        for t in transitions[s].tolist():
-            if t >= 0 and live_list[t] and t not in new_id:
-                new_id[t] = len(order)
-                order.append(t)
-    old = np.array(order, dtype=np.int64)
+    old = breadth_first_order(np.ascontiguousarray(transitions, dtype=np.int32), live, start)
     remap = np.full(n + 1, -1, dtype=np.int32)
-    remap[old] = np.arange(len(order), dtype=np.int32)
+    remap[old] = np.arange(len(old), dtype=np.int32)
     sub = transitions[old]
     new_tr = np.where(sub >= 0, remap[np.where(sub >= 0, sub, n)], -1).astype(np.int32)
     table = DFATable(
         byte_class=byte_class.astype(np.int32),
-        transitions=new_tr.reshape(len(order), k),
+        transitions=new_tr.reshape(len(old), k),
         accepting=accepting[old],
         start=0,
     )

@@ -80,20 +80,19 @@ def end_cost(table: PushdownTable) -> dict[str, float]:
     those ending a rule called just before such a state (least fixpoint)."""
     class_bytes = np.zeros((table.n_classes, 256), dtype=bool)
     class_bytes[table.byte_class, np.arange(256)] = True
-    last = np.zeros((table.n_rules, 256), dtype=bool)
     tr = table.transitions
-    into_accepting = (tr >= 0) & table.ends[np.where(tr >= 0, tr, 0)]
-    for s in range(table.n_states):
-        last[table.state_rule[s]] |= class_bytes[into_accepting[s]].any(axis=0)
-    changed = True
-    while changed:
-        changed = False
-        for s in range(table.n_states):
-            r = int(table.state_rule[s])
-            for callee, t in table.calls_of(s):
-                if table.ends[t] and (last[callee] & ~last[r]).any():
-                    last[r] |= last[callee]
-                    changed = True
+    into_end = ((tr >= 0) & table.ends[np.where(tr >= 0, tr, 0)]).astype(np.uint8)
+    last = np.zeros((table.n_rules, 256), dtype=bool)
+    np.logical_or.at(last, table.state_rule, into_end @ class_bytes.astype(np.uint8) > 0)
+    src = np.repeat(np.arange(table.n_states), np.diff(table.call_offsets))
+    tail = table.ends[table.call_next]
+    caller, callee = table.state_rule[src][tail], table.call_rule[tail]
+    while True:
+        grown = last.copy()
+        np.logical_or.at(grown, caller, last[callee])
+        if (grown == last).all():
+            break
+        last = grown
     return {name: float(max(1, int(last[r].sum())) * max(1, int(table.follow[r].sum())))
             for r, name in enumerate(table.rule_names)}
 

@@ -105,3 +105,26 @@ def reachable_and_live(transitions, accepting, start):  # type: ignore[no-untype
                 stack[top] = p
                 top += 1
     return reach, live
+
+
+@njit(cache=True, nogil=True)
+def breadth_first_order(transitions, live, start):  # type: ignore[no-untyped-def]
+    """The live states reachable from `start` through live states, in breadth-first order
+    (columns in order); int64 array of old state numbers."""
+    n, k = transitions.shape
+    seen = np.zeros(n, dtype=np.bool_)
+    order = np.empty(n, dtype=np.int64)
+    order[0] = start
+    seen[start] = True
+    size = 1
+    i = 0
+    while i < size:
+        s = order[i]
+        i += 1
+        for c in range(k):
+            t = transitions[s, c]
+            if t >= 0 and live[t] and not seen[t]:
+                seen[t] = True
+                order[size] = t
+                size += 1
+    return order[:size].copy()

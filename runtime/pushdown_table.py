@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .dfa_kernels import reachable_and_live
 from .dfa_table import _frozen
 
 
@@ -54,9 +55,7 @@ class PushdownTable:
             object.__setattr__(self, name, _frozen(getattr(self, name), dtype, name))
         self._check_shapes()
         self._check_trimmed()
-        nullable = self._nullable()
-        first, ends = self._first_of_state(nullable)
-        follow, can_end = self._follow(first, ends)
+        nullable, ends, _, follow, can_end = self._derived()
         for name, a in (("nullable", nullable), ("ends", ends), ("follow", follow),
                         ("can_end", can_end)):
             a.flags.writeable = False
@@ -73,11 +72,6 @@ class PushdownTable:
     @property
     def n_rules(self) -> int:
         return int(self.rule_start.shape[0])
-
-    def calls_of(self, state: int) -> list[tuple[int, int]]:
-        """(called rule, state after the call) for each call edge of `state`."""
-        lo, hi = int(self.call_offsets[state]), int(self.call_offsets[state + 1])
-        return list(zip(self.call_rule[lo:hi].tolist(), self.call_next[lo:hi].tolist()))
 
     def nbytes(self) -> int:
         """Memory held by the tables."""
@@ -126,103 +120,64 @@ class PushdownTable:
         if (self.state_rule[self.call_next] != self.state_rule[call_src]).any():
             raise ValueError("a call edge leaves its rule")
 
-    def _edges(self) -> list[list[int]]:
-        out: list[list[int]] = []
-        tr = self.transitions.tolist()
-        for s in range(self.n_states):
-            lo, hi = int(self.call_offsets[s]), int(self.call_offsets[s + 1])
-            out.append(sorted({t for t in tr[s] if t >= 0} | set(self.call_next[lo:hi].tolist())))
-        return out
+    def _call_sources(self) -> np.ndarray:
+        return np.repeat(np.arange(self.n_states), np.diff(self.call_offsets))
 
     def _check_trimmed(self) -> None:
-        edges = self._edges()
-        reach = np.zeros(self.n_states, dtype=bool)
-        stack = self.rule_start.tolist()
-        reach[stack] = True
-        while stack:
-            for t in edges[stack.pop()]:
-                if not reach[t]:
-                    reach[t] = True
-                    stack.append(t)
-        preds: list[list[int]] = [[] for _ in range(self.n_states)]
-        for s, ts in enumerate(edges):
-            for t in ts:
-                preds[t].append(s)
-        live = self.accepting.copy()
-        stack = np.flatnonzero(live).tolist()
-        while stack:
-            for p in preds[stack.pop()]:
-                if not live[p]:
-                    live[p] = True
-                    stack.append(p)
-        if not reach.all():
-            raise ValueError(f"not trimmed: {int((~reach).sum())} states unreachable")
-        if not live.all():
-            raise ValueError(f"not trimmed: {int((~live).sum())} states cannot reach acceptance")
+        # One table of every move (bytes, then calls), plus a virtual state n whose moves lead
+        # to every rule's start, so one reachability pass serves all rules.
+        n, k, r = self.n_states, self.n_classes, self.n_rules
+        width = max(k + int(np.diff(self.call_offsets).max(initial=0)), r)
+        moves = np.full((n + 1, width), -1, dtype=np.int32)
+        moves[:n, :k] = self.transitions
+        src = self._call_sources()
+        slot = np.arange(len(src)) - self.call_offsets[src]
+        moves[src, k + slot] = self.call_next
+        moves[n, :r] = self.rule_start
+        reach, live = reachable_and_live(moves, np.append(self.accepting, False), n)
+        if not reach[:n].all():
+            raise ValueError(f"not trimmed: {int((~reach[:n]).sum())} states unreachable")
+        if not live[:n].all():
+            raise ValueError(f"not trimmed: {int((~live[:n]).sum())} states cannot reach acceptance")
 
-    def _nullable(self) -> np.ndarray:
-        """Rules that derive the empty string: their start reaches acceptance by calls of
-        nullable rules alone (least fixpoint)."""
-        nullable = np.zeros(self.n_rules, dtype=bool)
-        changed = True
-        while changed:
-            changed = False
-            for r in range(self.n_rules):
-                if nullable[r]:
-                    continue
-                seen = {int(self.rule_start[r])}
-                stack = list(seen)
-                while stack and not nullable[r]:
-                    s = stack.pop()
-                    if self.accepting[s]:
-                        nullable[r] = changed = True
-                    for callee, t in self.calls_of(s):
-                        if nullable[callee] and t not in seen:
-                            seen.add(t)
-                            stack.append(t)
-        return nullable
+    def _derived(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(nullable, ends, first, follow, can_end) as least fixpoints over the call edges.
 
-    def _first_of_state(self, nullable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per state: the bytes that can come next inside its rule (descending into calls),
-        and whether the rule can end with no more bytes (calls of nullable rules skipped)."""
-        n = self.n_states
+        `ends[s]`: the rule can finish from s by calls of nullable rules alone, and a rule is
+        nullable when its start ends; `first[s]`: the bytes that can come next from s inside
+        its rule (descending into calls, skipping nullable ones); `follow[r]`: the bytes that
+        can come right after rule r, and `can_end[r]` when the text may end after it.
+        """
+        src, callee, nxt = self._call_sources(), self.call_rule, self.call_next
+        rstart = self.rule_start
+        ends = self.accepting.copy()
+        while True:
+            nullable = ends[rstart]
+            grown = ends.copy()
+            np.logical_or.at(grown, src, nullable[callee] & ends[nxt])
+            if (grown == ends).all():
+                break
+            ends = grown
         class_bytes = np.zeros((self.n_classes, 256), dtype=bool)
         class_bytes[self.byte_class, np.arange(256)] = True
-        direct = (self.transitions >= 0).astype(np.uint8) @ class_bytes.astype(np.uint8) > 0
-        first = direct.copy()
-        ends = self.accepting.copy()
-        changed = True
-        while changed:
-            changed = False
-            for s in range(n):
-                for callee, t in self.calls_of(s):
-                    new = first[s] | first[int(self.rule_start[callee])]
-                    if nullable[callee]:
-                        new |= first[t]
-                        if ends[t] and not ends[s]:
-                            ends[s] = changed = True
-                    if (new != first[s]).any():
-                        first[s] = new
-                        changed = True
-        return first, ends
-
-    def _follow(self, first: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        first = (self.transitions >= 0).astype(np.uint8) @ class_bytes.astype(np.uint8) > 0
+        while True:
+            grown = first.copy()
+            np.logical_or.at(grown, src, first[rstart[callee]]
+                             | (nullable[callee][:, None] & first[nxt]))
+            if (grown == first).all():
+                break
+            first = grown
         follow = np.zeros((self.n_rules, 256), dtype=bool)
         can_end = np.zeros(self.n_rules, dtype=bool)
         can_end[self.start_rule] = True
-        changed = True
-        while changed:
-            changed = False
-            for s in range(self.n_states):
-                caller = int(self.state_rule[s])
-                for callee, t in self.calls_of(s):
-                    new = follow[callee] | first[t]
-                    end = bool(can_end[callee])
-                    if ends[t]:
-                        new |= follow[caller]
-                        end = end or bool(can_end[caller])
-                    if end != can_end[callee] or (new != follow[callee]).any():
-                        follow[callee] = new
-                        can_end[callee] = end
-                        changed = True
-        return follow, can_end
+        caller = self.state_rule[src]
+        tail = ends[nxt]
+        while True:
+            grown, grown_end = follow.copy(), can_end.copy()
+            np.logical_or.at(grown, callee, first[nxt] | (tail[:, None] & follow[caller]))
+            np.logical_or.at(grown_end, callee, tail & can_end[caller])
+            if (grown == follow).all() and (grown_end == can_end).all():
+                break
+            follow, can_end = grown, grown_end
+        return nullable, ends, first, follow, can_end
