@@ -22,6 +22,7 @@ from lark.exceptions import LarkError
 from lark.lexer import Lexer, Token
 
 from .budget import examples
+from .cfg_strategies import node_height, rule_heights
 
 CORPUS = Path(__file__).parent / "data" / "lark"
 CORPUS_FILES = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*.lark"))
@@ -466,39 +467,12 @@ def test_import_paths_and_relative_imports() -> None:
 # ---------------------------------------------------------------- strings generated from the IR
 
 
-def min_heights(grammar: Grammar) -> dict[str, float]:
-    """How deep the shallowest derivation of each rule is (inf when it derives nothing)."""
-    h = {r.name: math.inf for r in grammar.rules}
-    changed = True
-    while changed:
-        changed = False
-        for r in grammar.rules:
-            v = height(r.body, h)
-            if v < h[r.name]:
-                h[r.name], changed = v, True
-    return h
-
-
-def height(node: Node, h: dict[str, float]) -> float:
-    if isinstance(node, Literal):
-        return 0
-    if isinstance(node, CharClass):
-        return 0 if node.ranges else math.inf
-    if isinstance(node, Seq):
-        return max((height(n, h) for n in node.items), default=0)
-    if isinstance(node, Choice):
-        return min((height(n, h) for n in node.alternatives), default=math.inf)
-    if isinstance(node, Repeat):
-        return 0 if node.min == 0 else height(node.item, h)
-    return h.get(node.name, math.inf) + 1
-
-
 def generate_tokens(grammar: Grammar, rng: random.Random, terminals: set[str] = frozenset(),  # type: ignore[assignment]
                     depth: int = 8) -> tuple[str, list[tuple[str, str]]] | None:
     """One random string of the grammar's language (bounded: shallowest choices past `depth`)
     and the tokens it was built from (rules named in `terminals`, in order); None when the
     language is empty."""
-    h = min_heights(grammar)
+    h = rule_heights(grammar)
     if h[grammar.start] == math.inf:
         return None
     out: list[str] = []
@@ -515,13 +489,13 @@ def generate_tokens(grammar: Grammar, rng: random.Random, terminals: set[str] = 
             for item in node.items:
                 go(item, d)
         elif isinstance(node, Choice):
-            options = [a for a in node.alternatives if height(a, h) < math.inf]
+            options = [a for a in node.alternatives if node_height(a, h) < math.inf]
             if d > depth:
-                best = min(height(a, h) for a in options)
-                options = [a for a in options if height(a, h) == best]
+                best = min(node_height(a, h) for a in options)
+                options = [a for a in options if node_height(a, h) == best]
             go(rng.choice(options), d)
         elif isinstance(node, Repeat):
-            top = node.min if d > depth or height(node.item, h) == math.inf else node.min + rng.randint(0, 2)
+            top = node.min if d > depth or node_height(node.item, h) == math.inf else node.min + rng.randint(0, 2)
             count = top if node.max is None else min(top, node.max)
             for _ in range(count):
                 go(node.item, d)
