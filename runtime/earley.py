@@ -166,10 +166,28 @@ def _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
     if k + 1 >= sets.shape[0]:
         return OVERFLOW
     base = sets[k, 0]
+    cls = bc[b]
+    prev = sets[k - 1, 0]
+    if base - prev == 1:
+        # One item moving to a state that neither calls nor accepts: its set is that one
+        # item, with nothing to deduplicate, predict or complete (most bytes inside strings).
+        t = tr[items[prev, 0], cls]
+        if t < 0:
+            return 0
+        if coff[t] == coff[t + 1] and not acc[t]:
+            if base >= items.shape[0]:
+                return OVERFLOW
+            items[base, 0] = t
+            items[base, 1] = items[prev, 1]
+            items[base, 2] = -1
+            sets[k, 1] = 0
+            sets[k + 1, 0] = base + 1
+            counters[N_ITEMS] = base + 1
+            counters[N_SETS] = k + 1
+            return 1
     counters[GEN] += 1
     counters[N_ITEMS] = base
-    cls = bc[b]
-    for i in range(sets[k - 1, 0], base):
+    for i in range(prev, base):
         t = tr[items[i, 0], cls]
         if t >= 0 and _add(items, per_state, counters, t, items[i, 1]) == OVERFLOW:
             return OVERFLOW
