@@ -7,6 +7,7 @@ order from the start, so equal automata give equal tables.
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 
 import numpy as np
@@ -45,23 +46,30 @@ def determinize(
     """
     if classes is None:
         classes = byte_classes(nfa)
-    n_bytes = int(classes.max()) + 1
-    n_classes = n_bytes + n_calls
+    transitions, accepting = subset_table(nfa, classes, n_calls, limits)
+    return trim(classes, transitions, accepting, 0, compact=n_calls == 0)
 
+
+def subset_table(nfa: NFA, classes: np.ndarray, n_calls: int = 0,
+                 limits: Limits = DEFAULT_LIMITS) -> tuple[np.ndarray, np.ndarray]:
+    """(transitions int32[m, n_classes], accepting bool[m]) of the subset construction of `nfa`
+    over `classes` and `n_calls` call columns: start 0, every state reachable, not trimmed."""
+    n_bytes = int(classes.max()) + 1
     column = np.concatenate([classes, n_bytes + np.arange(n_calls, dtype=np.int32)])
-    flat = [(lo, hi, t) for edges in nfa.edges for lo, hi, t in edges]
-    e_off = np.cumsum([0] + [len(edges) for edges in nfa.edges]).astype(np.int64)
-    ends = np.array(flat, dtype=np.int64).reshape(-1, 3)
-    eps_off = np.cumsum([0] + [len(es) for es in nfa.eps]).astype(np.int64)
-    eps_to = np.array([t for es in nfa.eps for t in es], dtype=np.int32)
+    e_off = np.zeros(nfa.n_states + 1, dtype=np.int64)
+    np.cumsum([len(edges) for edges in nfa.edges], out=e_off[1:])
+    ends = np.array([e for edges in nfa.edges for e in edges], dtype=np.int64).reshape(-1, 3)
+    eps_off = np.zeros(nfa.n_states + 1, dtype=np.int64)
+    np.cumsum([len(es) for es in nfa.eps], out=eps_off[1:])
+    eps_to = np.fromiter(itertools.chain.from_iterable(nfa.eps), dtype=np.int32,
+                         count=int(eps_off[-1]))
     col = np.where(ends[:, :2] >= CALL, ends[:, :2] - CALL + 256, ends[:, :2])
     transitions, accepting, m = subset_construction(
-        e_off, column[col[:, 0]].astype(np.int32), column[col[:, 1]].astype(np.int32),
-        ends[:, 2].astype(np.int32), eps_off, eps_to, nfa.start, nfa.accept, n_classes,
-        limits.max_dfa_states)
+        e_off, column[col[:, 0]], column[col[:, 1]], ends[:, 2].astype(np.int32), eps_off, eps_to,
+        nfa.start, nfa.accept, n_bytes + n_calls, limits.max_dfa_states)
     if m < 0:
         raise limits.exceeded("max_dfa_states", f"more than {limits.max_dfa_states}", "DFA states")
-    return trim(classes, transitions, accepting, 0, compact=n_calls == 0)
+    return transitions, accepting
 
 
 def trim(

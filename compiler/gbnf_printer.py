@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from .ir import (
-    CharClass, Choice, Grammar, Literal, Node, Repeat, Rule, RuleRef, Seq, complement_ranges,
+    Automaton, CharClass, Choice, Grammar, Literal, Node, Repeat, Rule, RuleRef, Seq, complement_ranges,
 )
 from .normalize import simplify
 
@@ -109,6 +109,8 @@ def _emit(node: Node, out: list[str]) -> None:
             out.append(_class_text(n))
         elif isinstance(n, RuleRef):
             out.append(_checked_name(n.name))
+        elif isinstance(n, Automaton):
+            raise ValueError(f"the {n.label} is a DFA, which has no GBNF expression form")
         elif isinstance(n, Repeat):
             q = {(0, None): "*", (1, None): "+", (0, 1): "?"}.get((n.min, n.max))
             if q is None:
@@ -137,7 +139,8 @@ def to_gbnf(obj: Grammar | Node) -> str:
 
     Round trip: `parse_gbnf(to_gbnf(g), start=g.start) == g` for a Grammar whose bodies are
     simplified (see `simplify`), and in general the re-parsed bodies equal `simplify(body)`.
-    Raises ValueError for a rule name that is not a GBNF name or a Literal that is not UTF-8.
+    Raises ValueError for a rule name that is not a GBNF name, a Literal that is not UTF-8 or an
+    `Automaton` leaf.
     """
     rules = obj.rules if isinstance(obj, Grammar) else (Rule("root", obj),)
     out: list[str] = []

@@ -9,6 +9,8 @@ Invariants (checked at construction):
 - `CharClass.ranges` are sorted, disjoint, non-adjacent, inclusive code-point ranges inside
   [0, 0x10FFFF] with the surrogates D800-DFFF removed; an empty class matches nothing.
 - `Repeat` has 0 <= min and max is None (unbounded) or max >= min.
+- `Automaton.dfa` is a trimmed byte-level `DFATable` (validated by its own constructor); it is a
+  leaf like `CharClass`, compared by identity.
 - `Grammar` rule names are unique and non-empty. References to undefined rules and a missing
   start rule are allowed here (frontends and analyses report them), so a broken grammar can
   still be linted.
@@ -19,6 +21,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from typing import Iterable, Union
+
+from ..runtime.dfa_table import DFATable
 
 MAX_CODE_POINT = 0x10FFFF
 SURROGATES = (0xD800, 0xDFFF)
@@ -143,7 +147,22 @@ class RuleRef:
     span: Span | None = field(default=None, compare=False, repr=False)
 
 
-Node = Union[Literal, CharClass, Seq, Choice, Repeat, RuleRef]
+@dataclass(frozen=True, eq=False)
+class Automaton:
+    """A regular language given by a byte-level DFA: the result of language operations
+    (intersection, complement) that expressions cannot state compactly. `label` names it in
+    diagnostics and printed grammars."""
+
+    dfa: DFATable
+    label: str = "automaton"
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.dfa, DFATable):
+            raise TypeError(f"Automaton.dfa must be a DFATable, got {type(self.dfa).__name__}")
+
+
+Node = Union[Literal, CharClass, Seq, Choice, Repeat, RuleRef, Automaton]
 
 
 @dataclass(frozen=True)

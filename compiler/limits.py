@@ -15,6 +15,8 @@ class Limits:
     max_repeat: int = 10_000
     max_nfa_states: int = 1_000_000
     max_dfa_states: int = 20_000
+    max_schema_depth: int = 2_000
+    max_schema_rules: int = 20_000
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -119,11 +119,18 @@ def minimize(dfa: DFATable, compact: bool = True) -> DFATable:
     `compact`; rule automata with call columns keep their columns)."""
     if dfa.is_empty_language:
         return dfa
-    n, k = dfa.n_states, dfa.n_classes
+    return minimize_table(dfa.byte_class, dfa.transitions, dfa.accepting, dfa.start, compact)
+
+
+def minimize_table(byte_class: np.ndarray, transitions: np.ndarray, accepting: np.ndarray,
+                   start: int, compact: bool = True) -> DFATable:
+    """The minimal trimmed DFA of the table `transitions` (-1: dead) from `start`, which need
+    not be trimmed: states that cannot reach acceptance fall into the dead state's block."""
+    n, k = transitions.shape
     dead = n
-    total = np.vstack([np.where(dfa.transitions >= 0, dfa.transitions, dead),
-                       np.full((1, k), dead)]).astype(np.int64)
-    accepting = np.append(dfa.accepting, False)
+    total = np.full((n + 1, k), dead, dtype=np.int64)
+    np.copyto(total[:n], transitions, where=transitions >= 0)
+    accepting = np.append(accepting, False)
     block, n_blocks = hopcroft_blocks(total, accepting)
     reps = np.zeros(n_blocks, dtype=np.int64)
     reps[block[::-1]] = np.arange(n, -1, -1)
@@ -131,4 +138,4 @@ def minimize(dfa: DFATable, compact: bool = True) -> DFATable:
     dead_block = block[dead]
     quotient = np.where(quotient == dead_block, -1, quotient).astype(np.int32)
     quotient[dead_block, :] = -1
-    return trim(dfa.byte_class, quotient, accepting[reps], int(block[dfa.start]), compact=compact)
+    return trim(byte_class, quotient, accepting[reps], int(block[start]), compact=compact)

@@ -11,10 +11,11 @@ Invariants:
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from .errors import GrammarError
-from .ir import CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq
+from .ir import Automaton, CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq
 from .limits import DEFAULT_LIMITS, Limits
 from .utf8 import utf8_sequences
 
@@ -55,6 +56,30 @@ class NFA:
                 return False
             current = self.epsilon_closure(nxt)
         return self.accept in current
+
+
+@functools.lru_cache(maxsize=1024)
+def _class_template(ranges: tuple[tuple[int, int], ...]) -> tuple[int, tuple[tuple[int, int, int, int], ...]]:
+    """The states and edges that match a character class between states 0 and 1: (number of
+    inner states, numbered from 2; edges (source, lo, hi, target)). Sequences sharing a leading
+    byte range share the state after it, keeping `.` small."""
+    prefix_state: dict[tuple[tuple[int, int], ...], int] = {}
+    edges: list[tuple[int, int, int, int]] = []
+    for lo, hi in ranges:
+        for seq in utf8_sequences(lo, hi):
+            cur = 0
+            for i, (blo, bhi) in enumerate(seq):
+                if i == len(seq) - 1:
+                    edges.append((cur, blo, bhi, 1))
+                    break
+                key = seq[: i + 1]
+                nxt = prefix_state.get(key)
+                if nxt is None:
+                    nxt = 2 + len(prefix_state)
+                    prefix_state[key] = nxt
+                    edges.append((cur, blo, bhi, nxt))
+                cur = nxt
+    return len(prefix_state), tuple(edges)
 
 
 class _Builder:
@@ -104,29 +129,43 @@ class _Builder:
                     work.append((alt, a, b))
             elif isinstance(node, Repeat):
                 self._repeat(node, s, e, work)
+            elif isinstance(node, Automaton):
+                self._automaton(node, s, e)
             elif isinstance(node, RuleRef) and node.name in self.calls:
                 symbol = CALL + self.calls[node.name]
                 self.edges[s].append((symbol, symbol, e))
             else:
                 raise GrammarError(f"cannot lower IR node {type(node).__name__} to an NFA")
 
+    def states(self, n: int) -> int:
+        """Add `n` states; the first one's index."""
+        first = len(self.edges)
+        if first + n > self.limits.max_nfa_states:
+            raise self.limits.exceeded("max_nfa_states", self.limits.max_nfa_states + 1,
+                                       "NFA states")
+        self.edges.extend([] for _ in range(n))
+        self.eps.extend([] for _ in range(n))
+        return first
+
     def _char_class(self, node: CharClass, s: int, e: int) -> None:
-        # Sequences sharing a leading byte range share the state after it, keeping `.` small.
-        prefix_state: dict[tuple[tuple[int, int], ...], int] = {}
-        for lo, hi in node.ranges:
-            for seq in utf8_sequences(lo, hi):
-                cur = s
-                for i, (blo, bhi) in enumerate(seq):
-                    if i == len(seq) - 1:
-                        self.edges[cur].append((blo, bhi, e))
-                        break
-                    key = seq[: i + 1]
-                    nxt = prefix_state.get(key)
-                    if nxt is None:
-                        nxt = self.state()
-                        prefix_state[key] = nxt
-                        self.edges[cur].append((blo, bhi, nxt))
-                    cur = nxt
+        n, template = _class_template(node.ranges)
+        local = [s, e, *range(self.states(n), len(self.edges))] if n else [s, e]
+        for src, lo, hi, dst in template:
+            self.edges[local[src]].append((lo, hi, local[dst]))
+
+    def _automaton(self, node: Automaton, s: int, e: int) -> None:
+        dfa = node.dfa
+        bc = dfa.byte_class
+        cuts = [0] + [b for b in range(1, 256) if bc[b] != bc[b - 1]] + [256]
+        runs = [(lo, hi - 1, int(bc[lo])) for lo, hi in zip(cuts, cuts[1:])]
+        ids = [self.state() for _ in range(dfa.n_states)]
+        self.eps[s].append(ids[dfa.start])
+        for q, row in enumerate(dfa.transitions.tolist()):
+            for lo, hi, c in runs:
+                if row[c] >= 0:
+                    self.edges[ids[q]].append((lo, hi, ids[row[c]]))
+            if dfa.accepting[q]:
+                self.eps[ids[q]].append(e)
 
     def _repeat(self, node: Repeat, s: int, e: int, work: list[tuple[Node, int, int]]) -> None:
         if node.min > self.limits.max_repeat or (node.max or 0) > self.limits.max_repeat:

@@ -15,18 +15,24 @@ References to unproductive rules are dropped (they can never complete).
 """
 from __future__ import annotations
 
+import functools
+import operator
+from collections.abc import Iterable
+
 import numpy as np
 
 from ..runtime.dfa_table import DFATable
 from ..runtime.pushdown_table import PushdownTable
+from .analyses.common import fold
 from .analyses.productivity import productive_rules
-from .dfa import byte_classes, determinize, merge_columns
+from .dfa import byte_classes, merge_columns, subset_table
 from .errors import GrammarError
-from .ir import CharClass, Grammar, Node, references
+from .ir import Automaton, CharClass, Choice, Grammar, Literal, Node, Repeat, RuleRef, Seq, references
 from .limits import DEFAULT_LIMITS, Limits
 from .lowering import check_references, cyclic_components, reachable_rules, substitute
-from .minimize import minimize
+from .minimize import minimize_table
 from .nfa import CALL, NFA, build_nfa
+from .utf8 import utf8_sequences
 
 NOTHING = CharClass(())
 
@@ -73,28 +79,125 @@ def rule_bodies(grammar: Grammar, keep: list[str], productive: set[str]) -> dict
     return {name: substitute(rules[name].body, resolved) for name in keep}
 
 
-def end_cost(table: PushdownTable) -> dict[str, float]:
-    """Per rule: (bytes that can end it) x (bytes that can follow it), from the automata.
+Summary = tuple[bool, bool, int, int]
+"""(productive, nullable, first bytes, last bytes) of an expression; byte sets as 256-bit ints."""
 
-    The bytes that end a rule are those of moves into a state that can end the rule, plus
-    those ending a rule called just before such a state (least fixpoint)."""
-    class_bytes = np.zeros((table.n_classes, 256), dtype=bool)
-    class_bytes[table.byte_class, np.arange(256)] = True
-    tr = table.transitions
-    into_end = ((tr >= 0) & table.ends[np.where(tr >= 0, tr, 0)]).astype(np.uint8)
-    last = np.zeros((table.n_rules, 256), dtype=bool)
-    np.logical_or.at(last, table.state_rule, into_end @ class_bytes.astype(np.uint8) > 0)
-    src = np.repeat(np.arange(table.n_states), np.diff(table.call_offsets))
-    tail = table.ends[table.call_next]
-    caller, callee = table.state_rule[src][tail], table.call_rule[tail]
-    while True:
-        grown = last.copy()
-        np.logical_or.at(grown, caller, last[callee])
-        if (grown == last).all():
-            break
-        last = grown
-    return {name: float(max(1, int(last[r].sum())) * max(1, int(table.follow[r].sum())))
-            for r, name in enumerate(table.rule_names)}
+_UNPRODUCTIVE: Summary = (False, False, 0, 0)
+_EMPTY: Summary = (True, True, 0, 0)
+
+
+def _bits(ranges: Iterable[tuple[int, int]]) -> int:
+    out = 0
+    for lo, hi in ranges:
+        out |= ((1 << (hi - lo + 1)) - 1) << lo
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _class_ends(ranges: tuple[tuple[int, int], ...]) -> tuple[int, int]:
+    """(first bytes, last bytes) of the UTF-8 encodings of a character class."""
+    seqs = [seq for lo, hi in ranges for seq in utf8_sequences(lo, hi)]
+    return _bits(seq[0] for seq in seqs), _bits(seq[-1] for seq in seqs)
+
+
+def _leaf_summary(n: Node) -> Summary:
+    if isinstance(n, Literal):
+        return True, False, 1 << n.data[0], 1 << n.data[-1]
+    if isinstance(n, CharClass):
+        return (True, False, *_class_ends(n.ranges)) if n.ranges else _UNPRODUCTIVE
+    assert isinstance(n, Automaton)
+    d = n.dfa
+    if d.is_empty_language:
+        return _UNPRODUCTIVE
+    moved = d.transitions >= 0
+    into_accepting = moved & d.accepting[np.where(moved, d.transitions, 0)]
+    first = _bits((b, b) for b in np.flatnonzero(moved[d.start][d.byte_class]).tolist())
+    last = _bits((b, b) for b in np.flatnonzero(into_accepting.any(axis=0)[d.byte_class]).tolist())
+    return True, bool(d.accepting[d.start]), first, last
+
+
+def _summary(node: Node, rules: dict[str, Summary], memo: dict[int, Summary]) -> Summary:
+    """The summary of `node` given those of the rules (a missing rule derives nothing)."""
+
+    def combine(n: Node, kids: list[Summary]) -> Summary:
+        if isinstance(n, RuleRef):
+            return rules.get(n.name, _UNPRODUCTIVE)
+        if isinstance(n, Seq):
+            if not all(k[0] for k in kids):
+                return _UNPRODUCTIVE
+            first = last = 0
+            for k in kids:
+                first |= k[2]
+                if not k[1]:
+                    break
+            for k in reversed(kids):
+                last |= k[3]
+                if not k[1]:
+                    break
+            return True, all(k[1] for k in kids), first, last
+        if isinstance(n, Choice):
+            alive = [k for k in kids if k[0]]
+            if not alive:
+                return _UNPRODUCTIVE
+            return (True, any(k[1] for k in alive), functools.reduce(operator.or_, (k[2] for k in alive)),
+                    functools.reduce(operator.or_, (k[3] for k in alive)))
+        if isinstance(n, Repeat):
+            (item,) = kids
+            if n.max == 0 or not item[0]:
+                return _EMPTY if n.min == 0 else _UNPRODUCTIVE
+            return True, n.min == 0 or item[1], item[2], item[3]
+        return _leaf_summary(n)
+
+    return fold(node, combine, memo)
+
+
+def end_cost(grammar: Grammar, order: list[str]) -> dict[str, float]:
+    """Per rule of `order` (the reachable productive rules): (bytes that can end it) x (bytes
+    that can follow it), both from the grammar with every rule of `order` kept as a rule."""
+    rules = grammar.by_name
+    summary: dict[str, Summary] = {}
+    memos: dict[str, dict[int, Summary]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name in order:
+            memos[name] = {}
+            value = _summary(rules[name].body, summary, memos[name])
+            if summary.get(name) != value:
+                summary[name], changed = value, True
+    follow = dict.fromkeys(order, 0)
+    tails: list[tuple[str, str]] = []
+    for name in order:
+        memo = memos[name]
+        stack: list[tuple[Node, int, bool]] = [(rules[name].body, 0, True)]
+        while stack:
+            n, after, tail = stack.pop()
+            if not memo[id(n)][0]:
+                continue
+            if isinstance(n, RuleRef):
+                follow[n.name] |= after
+                if tail:
+                    tails.append((name, n.name))
+            elif isinstance(n, Choice):
+                stack.extend((alt, after, tail) for alt in n.alternatives)
+            elif isinstance(n, Repeat) and n.max != 0:
+                again = memo[id(n.item)][2] if n.max is None or n.max > 1 else 0
+                stack.append((n.item, after | again, tail))
+            elif isinstance(n, Seq):
+                for item in reversed(n.items):
+                    stack.append((item, after, tail))
+                    item_first, item_nullable = memo[id(item)][2], memo[id(item)][1]
+                    after = item_first | (after if item_nullable else 0)
+                    tail = tail and item_nullable
+    changed = True
+    while changed:
+        changed = False
+        for caller, callee in tails:
+            grown = follow[callee] | follow[caller]
+            if grown != follow[callee]:
+                follow[callee], changed = grown, True
+    return {name: float(max(1, summary[name][3].bit_count()) * max(1, follow[name].bit_count()))
+            for name in order}
 
 
 def eliminate_tail_self_calls(nfa: NFA, symbol: int) -> NFA:
@@ -120,7 +223,7 @@ def eliminate_tail_self_calls(nfa: NFA, symbol: int) -> NFA:
 
 
 def _rule_dfa(nfa: NFA, classes: np.ndarray, n_calls: int, limits: Limits) -> DFATable:
-    return minimize(determinize(nfa, limits, classes=classes, n_calls=n_calls), compact=False)
+    return minimize_table(classes, *subset_table(nfa, classes, n_calls, limits), 0, compact=False)
 
 
 def build_pushdown(
@@ -135,11 +238,8 @@ def build_pushdown(
             f"the language is empty: the start rule '{grammar.start}' derives no finite string",
             code="empty-language")
     order = [name for name in reachable_rules(grammar) if name in productive]
-    full = _build(grammar, order, productive, limits)
-    if keep_all:
-        return full
-    keep = choose_kept(grammar, order, end_cost(full))
-    return full if keep == order else _build(grammar, keep, productive, limits)
+    keep = order if keep_all else choose_kept(grammar, order, end_cost(grammar, order))
+    return _build(grammar, keep, productive, limits)
 
 
 def _build(grammar: Grammar, keep: list[str], productive: set[str], limits: Limits) -> PushdownTable:

@@ -4,7 +4,9 @@ Input: per NFA state, its edges as inclusive column ranges [lo, hi] with a targe
 byte classes, then call symbols) in CSR form, and its epsilon targets in CSR form. Output: the
 transition table over the columns and the accepting flags of the DFA whose states are the
 epsilon-closed sets of NFA states reachable from the start's closure, numbered in discovery
-order (column by column, breadth-first), exactly as the Python construction numbers them.
+order (column by column, breadth-first). A set is identified by its important states (those with
+edges, and the accept state): two closures that agree on them have the same moves and
+acceptance, so they are one DFA state; a closure without any is the dead state (-1).
 
 A DFA state's NFA states are kept sorted in one flat pool; an open-addressing hash table maps
 a set to its DFA state. The kernel returns -1 as the state count when the DFA would exceed
@@ -17,8 +19,9 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def _closure(seeds, begin, end, eps_off, eps_to, mark, gen, stack, out):  # type: ignore[no-untyped-def]
-    """Write the sorted epsilon closure of seeds[begin:end] into `out`; return its size."""
+def _closure(seeds, begin, end, eps_off, eps_to, important, mark, gen, stack, out):  # type: ignore[no-untyped-def]
+    """Write the sorted important states of the epsilon closure of seeds[begin:end] into
+    `out`; return how many."""
     n = 0
     top = 0
     for i in range(begin, end):
@@ -30,14 +33,18 @@ def _closure(seeds, begin, end, eps_off, eps_to, mark, gen, stack, out):  # type
     while top:
         top -= 1
         s = stack[top]
-        out[n] = s
-        n += 1
+        if important[s]:
+            out[n] = s
+            n += 1
         for j in range(eps_off[s], eps_off[s + 1]):
             t = eps_to[j]
             if mark[t] != gen:
                 mark[t] = gen
                 stack[top] = t
                 top += 1
+    if n > 16:
+        out[:n].sort()
+        return n
     for i in range(1, n):
         v = out[i]
         j = i - 1
@@ -73,10 +80,13 @@ def subset_construction(e_off, e_lo, e_hi, e_to, eps_off, eps_to, start, accept,
     seeds = np.empty(max(16, n), dtype=np.int32)
     fill = np.zeros(k, dtype=np.int64)
 
+    important = np.zeros(n, dtype=np.bool_)
+    for s in range(n):
+        important[s] = e_off[s + 1] > e_off[s] or s == accept
     gen += 1
     first = np.empty(1, dtype=np.int32)
     first[0] = start
-    size = _closure(first, 0, 1, eps_off, eps_to, mark, gen, stack, buf)
+    size = _closure(first, 0, 1, eps_off, eps_to, important, mark, gen, stack, buf)
     pool[:size] = buf[:size]
     pool_off[1] = size
     m = 1
@@ -110,7 +120,9 @@ def subset_construction(e_off, e_lo, e_hi, e_to, eps_off, eps_to, start, accept,
             if a == b:
                 continue
             gen += 1
-            size = _closure(seeds, a, b, eps_off, eps_to, mark, gen, stack, buf)
+            size = _closure(seeds, a, b, eps_off, eps_to, important, mark, gen, stack, buf)
+            if size == 0:
+                continue
             h = _hash(buf, 0, size)
             mask = np.uint64(len(table) - 1)
             slot = h & mask

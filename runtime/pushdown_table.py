@@ -28,6 +28,16 @@ from .dfa_kernels import reachable_and_live
 from .dfa_table import _frozen
 
 
+def _pack(rows: np.ndarray) -> np.ndarray:
+    """bool[n, 256] as uint64[n, 4] bit sets."""
+    return np.ascontiguousarray(np.packbits(rows, axis=1, bitorder="little")).view(np.uint64)
+
+
+def _unpack(bits: np.ndarray) -> np.ndarray:
+    return np.unpackbits(np.ascontiguousarray(bits).view(np.uint8), axis=1,
+                         bitorder="little").astype(bool)
+
+
 @dataclass(frozen=True, eq=False)
 class PushdownTable:
     """Rule automata with calls: the tables the Earley kernels walk."""
@@ -158,26 +168,26 @@ class PushdownTable:
             if (grown == ends).all():
                 break
             ends = grown
-        class_bytes = np.zeros((self.n_classes, 256), dtype=bool)
-        class_bytes[self.byte_class, np.arange(256)] = True
-        first = (self.transitions >= 0).astype(np.uint8) @ class_bytes.astype(np.uint8) > 0
+        first = _pack(self.transitions[:, self.byte_class] >= 0)
         while True:
             grown = first.copy()
-            np.logical_or.at(grown, src, first[rstart[callee]]
-                             | (nullable[callee][:, None] & first[nxt]))
+            np.bitwise_or.at(grown, src, first[rstart[callee]]
+                             | np.where(nullable[callee][:, None], first[nxt], np.uint64(0)))
             if (grown == first).all():
                 break
             first = grown
-        follow = np.zeros((self.n_rules, 256), dtype=bool)
+        follow = np.zeros((self.n_rules, 4), dtype=np.uint64)
         can_end = np.zeros(self.n_rules, dtype=bool)
         can_end[self.start_rule] = True
         caller = self.state_rule[src]
         tail = ends[nxt]
+        first_next = first[nxt]
         while True:
             grown, grown_end = follow.copy(), can_end.copy()
-            np.logical_or.at(grown, callee, first[nxt] | (tail[:, None] & follow[caller]))
+            np.bitwise_or.at(grown, callee, first_next | np.where(tail[:, None], follow[caller], np.uint64(0)))
             np.logical_or.at(grown_end, callee, tail & can_end[caller])
             if (grown == follow).all() and (grown_end == can_end).all():
                 break
             follow, can_end = grown, grown_end
+        first, follow = _unpack(first), _unpack(follow)
         return nullable, ends, first, follow, can_end

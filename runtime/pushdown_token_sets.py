@@ -14,6 +14,7 @@ complete entries and asks for (NEED) the ones it lacks.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -22,7 +23,7 @@ from .earley import OVERFLOW, EarleyArrays
 from .pushdown_kernels import (BASE, DEFAULT, OWN, PATCH_BEGIN, PATCH_LEN, SLOT, STATUS,
                                UNC_BEGIN, UNC_LEN, ZERO, classify_tokens)
 from .pushdown_table import PushdownTable
-from .token_sets import bitmask_words, ids_to_row
+from .token_sets import bitmask_words
 from .token_trie import TokenTrie, token_trie
 from .vocabulary import Vocabulary
 
@@ -35,6 +36,21 @@ def _grown(a: np.ndarray, need: int) -> np.ndarray:
     return out
 
 
+_BASE_ROWS: "weakref.WeakKeyDictionary[TokenTrie, np.ndarray]" = weakref.WeakKeyDictionary()
+
+
+def _base_row(trie: TokenTrie, n_words: int) -> np.ndarray:
+    """The uint32 row of every token in `trie`, shared by every grammar over it (never written:
+    kept writeable so the kernels see one array type)."""
+    row = _BASE_ROWS.get(trie)
+    if row is None or len(row) != n_words:
+        bits = np.zeros(32 * n_words, dtype=np.bool_)
+        bits[trie.ids] = True
+        row = np.packbits(bits, bitorder="little").view(np.uint32)
+        _BASE_ROWS[trie] = row
+    return row
+
+
 class PushdownTokenSets:
     """Lazily computed, memoized token sets of every state of one `PushdownTable`."""
 
@@ -43,7 +59,7 @@ class PushdownTokenSets:
         self.vocab = vocab
         self.trie: TokenTrie = token_trie(vocab)
         self.n_words = bitmask_words(vocab.size)
-        self.base_row = ids_to_row(self.trie.ids, self.n_words).view(np.uint32)
+        self.base_row = _base_row(self.trie, self.n_words)
         self.eos_ids = np.asarray(vocab.eos_token_ids, dtype=np.int64)
         self.max_patch_words = max(64, self.n_words // 16)
         self.g = (table.transitions, table.byte_class, table.accepting, table.call_offsets,

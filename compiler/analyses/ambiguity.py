@@ -3,7 +3,7 @@ that are prefixes of one another."""
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic
-from ..ir import CharClass, Choice, Grammar, Literal, Node, Repeat, RuleRef, walk
+from ..ir import Automaton, CharClass, Choice, Grammar, Literal, Node, Repeat, RuleRef, walk
 from ..limits import Limits
 from .common import diagnostic, fold, show_bytes
 
@@ -21,6 +21,8 @@ def structural_keys(node: Node, table: dict[tuple[object, ...], int]) -> dict[in
             payload = n.data
         elif isinstance(n, CharClass):
             payload = n.ranges
+        elif isinstance(n, Automaton):
+            payload = id(n.dfa)
         elif isinstance(n, Repeat):
             payload = (n.min, n.max)
         elif isinstance(n, RuleRef):

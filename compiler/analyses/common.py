@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from ..diagnostics import Diagnostic
 from ..ir import (
+    Automaton,
     CharClass,
     Grammar,
     Literal,
@@ -108,6 +109,8 @@ def nullable_node(node: Node, nullable: set[str], memo: dict[int, bool] | None =
     def combine(n: Node, kids: list[bool]) -> bool:
         if isinstance(n, (Literal, CharClass)):
             return False
+        if isinstance(n, Automaton):
+            return bool(n.dfa.accepting[n.dfa.start])
         if isinstance(n, RuleRef):
             return n.name in nullable
         if isinstance(n, Repeat):

@@ -7,7 +7,7 @@ undefined rules count as productive here, so one missing definition is reported 
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic
-from ..ir import CharClass, Grammar, Literal, Node, Repeat, RuleRef, Seq, references
+from ..ir import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, Seq, references
 from ..limits import Limits
 from .common import diagnostic, fold, nullable_node, nullable_rules, rule_fixpoint
 
@@ -24,6 +24,8 @@ def productive_node(node: Node, productive: set[str], defined: set[str] | None =
             return True
         if isinstance(n, CharClass):
             return bool(n.ranges)
+        if isinstance(n, Automaton):
+            return not n.dfa.is_empty_language
         if isinstance(n, RuleRef):
             return n.name in productive or (defined is not None and n.name not in defined)
         if isinstance(n, Repeat):

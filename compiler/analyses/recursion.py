@@ -7,7 +7,7 @@ from collections import deque
 from ...runtime.dfa_table import DFATable
 from ..diagnostics import Diagnostic
 from ..errors import BudgetExceeded, GrammarError
-from ..ir import CharClass, Grammar, Literal, Node, Repeat, RuleRef, Seq, walk
+from ..ir import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, Seq, walk
 from ..limits import Limits
 from ..lowering import cyclic_components, find_cycle, inline_regular, reachable_rules
 from ..pipeline import ir_to_dfa
@@ -26,6 +26,8 @@ def left_refs(node: Node, nullable: set[str]) -> frozenset[str]:
     def combine(n: Node, kids: list[tuple[frozenset[str], bool]]) -> tuple[frozenset[str], bool]:
         if isinstance(n, (Literal, CharClass)):
             return frozenset(), False
+        if isinstance(n, Automaton):
+            return frozenset(), bool(n.dfa.accepting[n.dfa.start])
         if isinstance(n, RuleRef):
             return frozenset({n.name}), n.name in nullable
         if isinstance(n, Repeat):

@@ -19,6 +19,7 @@ from ...runtime.vocabulary import Vocabulary
 from ..diagnostics import Diagnostic
 from ..errors import BudgetExceeded, GrammarError
 from ..ir import (
+    Automaton,
     CharClass,
     Choice,
     Grammar,
@@ -75,6 +76,8 @@ def estimate_size(grammar: Grammar) -> SizeEstimate:
             return len(n.data), len(n.data)
         if isinstance(n, CharClass):
             return _class_cost(n)
+        if isinstance(n, Automaton):
+            return n.dfa.n_states, n.dfa.n_states
         if isinstance(n, RuleRef):
             return sizes.get(n.name, (1, 1))
         if isinstance(n, Seq):

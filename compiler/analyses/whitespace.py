@@ -7,7 +7,7 @@ characters of `\\s` in ASCII).
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic
-from ..ir import CharClass, Grammar, Literal, Node, Repeat, RuleRef, walk
+from ..ir import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, walk
 from ..limits import Limits
 from ..lowering import reachable_rules
 from .common import WHITESPACE, diagnostic, fold, rule_fixpoint
@@ -28,6 +28,8 @@ def _terminal_kind(node: Node) -> str | None:
         if not node.ranges:
             return None
         return "ws" if _class_is_whitespace(node) else "other"
+    if isinstance(node, Automaton):
+        return None if node.dfa.is_empty_language else "other"
     return None
 
 

@@ -1,0 +1,83 @@
+"""JSON Schema frontend: a schema (draft 2020-12, with the older spellings real schemas use)
+to grammar IR, then to a `CompiledGrammar` through the same pipeline as every grammar.
+
+An instance is accepted exactly when it validates, for the supported keywords (see
+`specs/json_schema.md`); an unsupported keyword is an error naming it and its JSON pointer, or,
+with `lenient=True`, a warning in `CompiledGrammar.notes` and a documented relaxation.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from ...runtime.compiled import CompiledGrammar
+from ...runtime.vocabulary import Vocabulary
+from ..errors import GrammarError
+from ..ir import Grammar
+from ..limits import DEFAULT_LIMITS, Limits
+from .document import SchemaDocument
+from .options import JsonSchemaOptions
+
+__all__ = ["JsonSchemaOptions", "compile_json_schema", "load_schema", "schema_to_grammar"]
+
+
+def load_schema(schema: Any) -> Any:
+    """The schema as JSON data: a dict or bool as is, a JSON string parsed, a Pydantic model
+    class through its `model_json_schema()`."""
+    if isinstance(schema, (dict, bool)):
+        return schema
+    if isinstance(schema, (str, bytes)):
+        try:
+            return json.loads(schema)
+        except json.JSONDecodeError as exc:
+            raise GrammarError(f"the schema is not valid JSON: {exc.msg}", code="invalid-schema",
+                               line=exc.lineno, column=exc.colno) from None
+    if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
+        return schema.model_json_schema()
+    raise GrammarError(f"a schema must be a dict, a bool, a JSON string or a Pydantic model "
+                       f"class, got {type(schema).__name__}", code="invalid-schema")
+
+
+def schema_to_grammar(
+    schema: Any,
+    options: JsonSchemaOptions | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> tuple[Grammar, list[str]]:
+    """The grammar of the instances of `schema`, and the warnings of lenient relaxations."""
+    from .translate import Translator
+
+    translator = Translator(SchemaDocument(load_schema(schema), limits),
+                            options or JsonSchemaOptions(), limits)
+    grammar = translator.grammar()
+    return grammar, translator.warnings
+
+
+def compile_json_schema(
+    schema: Any,
+    vocab: Vocabulary,
+    *,
+    options: JsonSchemaOptions | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    precompute: bool = False,
+    **option_fields: Any,
+) -> CompiledGrammar:
+    """Compile a JSON Schema against `vocab`. Options come as a `JsonSchemaOptions` or as its
+    fields (`strict=True`, `lenient=True`, `whitespace="compact"`, ...)."""
+    from ..pipeline import compile_grammar
+
+    if options is None:
+        options = JsonSchemaOptions(**option_fields)
+    elif option_fields:
+        raise TypeError("pass either options= or option fields, not both")
+    grammar, warnings = schema_to_grammar(schema, options, limits)
+    try:
+        compiled = compile_grammar(grammar, vocab, limits=limits, precompute=precompute)
+    except GrammarError as exc:
+        if exc.code != "empty-language":
+            raise
+        raise GrammarError("no JSON value satisfies this schema, so nothing could be generated",
+                           code="empty-language", pointer="") from None
+    if warnings:
+        compiled = dataclasses.replace(compiled, notes=compiled.notes + tuple(warnings))
+    return compiled

@@ -1,0 +1,329 @@
+"""The keywords of a conjunction of subschemas, merged into one set of constraints per JSON type.
+
+A conjunction is a set of locations: (pointer, keywords to ignore there). `flatten` expands
+`$ref` and `allOf` into it (both are conjunctions in draft 2020-12; in drafts 3-7 a `$ref`
+hides its siblings), `collect` merges what the remaining subschemas say:
+- `type` sets are intersected (`integer` is the integral part of `number`), `enum`/`const`
+  value sets are intersected by JSON equality;
+- numeric, length, item and property-count bounds are tightened; `multipleOf` becomes the
+  least common multiple;
+- `pattern`s and `format`s are kept as lists (all must hold);
+- item and property schemas stay locations, merged again when their conjunction is compiled.
+Keywords that only annotate are ignored, as the specification says of unknown keywords;
+keywords whose validation is not supported raise `GrammarError` (`unsupported-keyword`), or,
+with `lenient`, are ignored with a warning: the compiled language is then a superset.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from ..errors import GrammarError
+from .document import SchemaDocument, join
+from .values import canonical, exact_number
+
+Location = tuple[str, frozenset[str]]
+Conjunction = tuple[Location, ...]
+
+TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
+UNSUPPORTED = ("uniqueItems", "contains", "minContains", "maxContains", "if",
+               "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedItems",
+               "unevaluatedProperties", "$dynamicRef", "$recursiveRef")
+HANDLED = frozenset((
+    "type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "multipleOf", "minLength", "maxLength", "pattern", "format", "items", "prefixItems",
+    "additionalItems", "minItems", "maxItems", "properties", "patternProperties",
+    "additionalProperties", "required", "propertyNames", "minProperties", "maxProperties",
+    "not", "anyOf", "oneOf", "allOf", "$ref", "then", "else"))
+
+
+def location(pointer: str, *ignored: str) -> Location:
+    """The subschema at `pointer`, without the keywords `ignored`."""
+    return (pointer, frozenset(ignored))
+
+
+def conjunction(locations: list[Location] | tuple[Location, ...]) -> Conjunction:
+    """A canonical conjunction: sorted, without duplicates."""
+    return tuple(sorted(set(locations), key=lambda loc: (loc[0], sorted(loc[1]))))
+
+
+@dataclass
+class ObjectPart:
+    """The object keywords of one subschema."""
+
+    pointer: str
+    properties: dict[str, str]
+    patterns: list[tuple[str, str]]
+    additional: str | None
+
+
+@dataclass
+class ArrayPart:
+    """The array keywords of one subschema: per-position schemas, then the rest."""
+
+    pointer: str
+    prefix: list[str]
+    rest: str | None
+
+
+@dataclass
+class Constraints:
+    """Everything a conjunction says, per type."""
+
+    types: set[str] = field(default_factory=lambda: set(TYPES))
+    values: dict[Any, Any] | None = None
+    value_pointer: str = ""
+    minimum: Fraction | None = None
+    exclusive_minimum: bool = False
+    maximum: Fraction | None = None
+    exclusive_maximum: bool = False
+    multiple_of: Fraction | None = None
+    number_pointer: str = ""
+    min_length: int = 0
+    max_length: int | None = None
+    patterns: list[tuple[str, str]] = field(default_factory=list)
+    formats: list[tuple[str, str]] = field(default_factory=list)
+    string_pointer: str = ""
+    arrays: list[ArrayPart] = field(default_factory=list)
+    min_items: int = 0
+    max_items: int | None = None
+    objects: list[ObjectPart] = field(default_factory=list)
+    required: dict[str, str] = field(default_factory=dict)
+    property_names: list[str] = field(default_factory=list)
+    min_properties: int = 0
+    max_properties: int | None = None
+    nots: list[str] = field(default_factory=list)
+    excluded_values: set[Any] = field(default_factory=set)
+    excluded_numbers: list[Fraction] = field(default_factory=list)
+    excluded_strings: list[str] = field(default_factory=list)
+    forbidden: set[str] = field(default_factory=set)
+    not_integer: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def numbers(self) -> str | None:
+        """'number', 'integer' or None: which numbers the types allow."""
+        if "number" in self.types:
+            return "number"
+        return "integer" if "integer" in self.types else None
+
+
+class Collector:
+    """Flattens and merges conjunctions of one document."""
+
+    def __init__(self, doc: SchemaDocument, lenient: bool) -> None:
+        self.doc = doc
+        self.lenient = lenient
+
+    def flatten(self, conj: Conjunction) -> list[Location] | None:
+        """The locations of `conj` with `$ref` and `allOf` expanded; None if one is `false`."""
+        todo = list(reversed(conj))
+        seen: set[Location] = set()
+        parts: list[Location] = []
+        while todo:
+            loc = todo.pop()
+            if loc in seen:
+                continue
+            seen.add(loc)
+            pointer, ignored = loc
+            schema = self.doc.at(pointer)
+            if schema is True:
+                continue
+            if schema is False:
+                return None
+            if "$ref" in schema and "$ref" not in ignored and self.doc.legacy:
+                todo.append(location(self.doc.resolve(schema["$ref"], pointer)))
+                continue
+            parts.append(loc)
+            if "allOf" in schema and "allOf" not in ignored:
+                todo.extend(location(join(pointer, "allOf", i))
+                            for i in reversed(range(len(schema["allOf"]))))
+            if "$ref" in schema and "$ref" not in ignored:
+                todo.append(location(self.doc.resolve(schema["$ref"], pointer)))
+        return parts
+
+    def unsupported(self, c: Constraints, keyword: str, pointer: str, why: str = "") -> None:
+        """Report a keyword whose validation is not supported."""
+        where = join(pointer, keyword)
+        message = f"{where}: keyword {keyword!r} is not supported{why}"
+        if not self.lenient:
+            raise GrammarError(message + "; compile with lenient=True to ignore it "
+                               "(the output may then violate it)", code="unsupported-keyword")
+        c.warnings.append(message + "; ignored (lenient)")
+
+    def collect(self, parts: list[Location]) -> Constraints:
+        """The merged constraints of flattened locations."""
+        c = Constraints()
+        for pointer, ignored in parts:
+            schema = self.doc.at(pointer)
+            for keyword in schema:
+                if keyword in ignored:
+                    continue
+                if keyword in UNSUPPORTED:
+                    self._special(c, schema, keyword, pointer)
+                elif keyword in HANDLED:
+                    self._keyword(c, schema, keyword, pointer)
+        return c
+
+    def _special(self, c: Constraints, schema: dict[str, Any], keyword: str, pointer: str) -> None:
+        value = schema[keyword]
+        if keyword == "uniqueItems" and value is False:
+            return
+        if keyword == "if" and "then" not in schema and "else" not in schema:
+            return
+        if keyword in ("minContains", "maxContains") and "contains" not in schema:
+            return
+        if keyword in ("dependentRequired", "dependentSchemas", "dependencies") and not value:
+            return
+        self.unsupported(c, keyword, pointer)
+
+    def _keyword(self, c: Constraints, schema: dict[str, Any], keyword: str, pointer: str) -> None:
+        value = schema[keyword]
+        where = join(pointer, keyword)
+        if keyword == "type":
+            names = value if isinstance(value, list) else [value]
+            if not names or any(n not in TYPES for n in names):
+                raise GrammarError(f"{where}: type must be one of {', '.join(TYPES)} or an "
+                                   f"array of them, got {value!r}", code="invalid-schema")
+            allowed = set(names) | ({"integer"} if "number" in names else set())
+            c.types &= allowed
+        elif keyword in ("enum", "const"):
+            members = [value] if keyword == "const" else value
+            if not isinstance(members, list):
+                raise GrammarError(f"{where}: enum must be an array", code="invalid-schema")
+            keyed = {canonical(v): v for v in members}
+            c.values = keyed if c.values is None else {k: v for k, v in c.values.items()
+                                                       if k in keyed}
+            c.value_pointer = where
+        elif keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            self._bound(c, schema, keyword, pointer)
+        elif keyword == "multipleOf":
+            m = self._number(value, where)
+            if m <= 0:
+                raise GrammarError(f"{where}: multipleOf must be greater than 0",
+                                   code="invalid-schema")
+            c.multiple_of = m if c.multiple_of is None else _lcm(c.multiple_of, m)
+            c.number_pointer = where
+        elif keyword in ("minLength", "maxLength", "minItems", "maxItems", "minProperties",
+                         "maxProperties"):
+            self._count(c, keyword, value, where)
+        elif keyword == "pattern":
+            if not isinstance(value, str):
+                raise GrammarError(f"{where}: pattern must be a string", code="invalid-schema")
+            c.patterns.append((value, where))
+        elif keyword == "format":
+            if not isinstance(value, str):
+                raise GrammarError(f"{where}: format must be a string", code="invalid-schema")
+            c.formats.append((value, where))
+        elif keyword in ("items", "prefixItems", "additionalItems"):
+            self._array(c, schema, pointer)
+        elif keyword in ("properties", "patternProperties", "additionalProperties"):
+            self._object(c, schema, pointer)
+        elif keyword == "required":
+            if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
+                raise GrammarError(f"{where}: required must be an array of strings",
+                                   code="invalid-schema")
+            for k in value:
+                c.required.setdefault(k, where)
+        elif keyword == "propertyNames":
+            c.property_names.append(where)
+        elif keyword == "not":
+            c.nots.append(where)
+
+    @staticmethod
+    def _number(value: Any, where: str) -> Fraction:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise GrammarError(f"{where}: expected a number, got {value!r}", code="invalid-schema")
+        try:
+            return exact_number(value)
+        except ValueError as exc:
+            raise GrammarError(f"{where}: {exc}", code="invalid-schema") from None
+
+    def _bound(self, c: Constraints, schema: dict[str, Any], keyword: str, pointer: str) -> None:
+        value = schema[keyword]
+        where = join(pointer, keyword)
+        if keyword.startswith("exclusive") and isinstance(value, bool):
+            plain = "minimum" if keyword == "exclusiveMinimum" else "maximum"
+            if value and plain in schema:
+                self._tighten(c, plain, self._number(schema[plain], join(pointer, plain)), True)
+            c.number_pointer = where
+            return
+        lower = keyword in ("minimum", "exclusiveMinimum")
+        exclusive = keyword.startswith("exclusive")
+        if not exclusive and schema.get("exclusiveM" + keyword[1:]) is True:
+            return
+        self._tighten(c, "minimum" if lower else "maximum", self._number(value, where), exclusive)
+        c.number_pointer = where
+
+    @staticmethod
+    def _tighten(c: Constraints, side: str, bound: Fraction, exclusive: bool) -> None:
+        current = getattr(c, side)
+        flag = "exclusive_" + side
+        lower = side == "minimum"
+        if current is None or (bound > current if lower else bound < current):
+            setattr(c, side, bound)
+            setattr(c, flag, exclusive)
+        elif bound == current:
+            setattr(c, flag, getattr(c, flag) or exclusive)
+
+    @staticmethod
+    def _count(c: Constraints, keyword: str, value: Any, where: str) -> None:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise GrammarError(f"{where}: {keyword} must be a non-negative integer",
+                               code="invalid-schema")
+        name = {"minLength": "min_length", "maxLength": "max_length", "minItems": "min_items",
+                "maxItems": "max_items", "minProperties": "min_properties",
+                "maxProperties": "max_properties"}[keyword]
+        current = getattr(c, name)
+        if keyword.startswith("min"):
+            setattr(c, name, max(current, value))
+            if keyword == "minLength":
+                c.string_pointer = where
+        else:
+            setattr(c, name, value if current is None else min(current, value))
+            if keyword == "maxLength":
+                c.string_pointer = where
+
+    def _array(self, c: Constraints, schema: dict[str, Any], pointer: str) -> None:
+        if any(part.pointer == pointer for part in c.arrays):
+            return
+        items = schema.get("items")
+        prefix: list[str] = []
+        rest: str | None = None
+        if isinstance(items, list):
+            prefix = [join(pointer, "items", i) for i in range(len(items))]
+            if "additionalItems" in schema:
+                rest = join(pointer, "additionalItems")
+        else:
+            if "prefixItems" in schema:
+                prefix = [join(pointer, "prefixItems", i)
+                          for i in range(len(schema["prefixItems"]))]
+            if "items" in schema:
+                rest = join(pointer, "items")
+        c.arrays.append(ArrayPart(pointer, prefix, rest))
+
+    def _object(self, c: Constraints, schema: dict[str, Any], pointer: str) -> None:
+        if any(part.pointer == pointer for part in c.objects):
+            return
+        props = schema.get("properties", {})
+        patterns = schema.get("patternProperties", {})
+        for key, value in (("properties", props), ("patternProperties", patterns)):
+            if not isinstance(value, dict):
+                raise GrammarError(f"{join(pointer, key)}: {key} must be an object",
+                                   code="invalid-schema")
+        additional = join(pointer, "additionalProperties") \
+            if "additionalProperties" in schema else None
+        c.objects.append(ObjectPart(
+            pointer,
+            {name: join(pointer, "properties", name) for name in props},
+            [(p, join(pointer, "patternProperties", p)) for p in patterns],
+            additional))
+
+
+def _lcm(a: Fraction, b: Fraction) -> Fraction:
+    """The least positive rational that is an integer multiple of both."""
+    return Fraction(math.lcm(a.numerator, b.numerator), math.gcd(a.denominator, b.denominator))

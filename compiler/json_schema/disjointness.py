@@ -1,0 +1,109 @@
+"""Proofs that `oneOf` branches cannot both match one instance, so `oneOf` may compile as
+`anyOf`.
+
+Each branch is summarised by an over-approximation of what it accepts: its merged keywords
+with nested `anyOf`/`oneOf`/`not` ignored and unsupported keywords dropped (dropping a
+constraint only grows the set, so a disjointness proven on summaries holds for the branches).
+Two summaries are disjoint when their JSON types do not meet, their `enum`/`const` values
+differ, their numeric ranges do not meet, or, for objects, some property is required by both
+with disjoint `const`/`enum` values (a discriminator), or required by one and forbidden by the
+other.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+from .constraints import Collector, Constraints, location
+from .values import json_type
+
+if TYPE_CHECKING:
+    from .translate import Translator
+
+
+def _types(c: Constraints) -> set[str]:
+    if c.values is not None:
+        found = {json_type(v) for v in c.values.values()}
+        if "integer" in found:
+            found.add("number")
+        return found & (c.types | ({"number"} if "integer" in c.types else set()))
+    return set(c.types) | ({"integer"} if "number" in c.types else set())
+
+
+def _values_of(t: "Translator", collector: Collector, pointer: str) -> set[Any] | None:
+    parts = collector.flatten((location(pointer),))
+    if parts is None:
+        return set()
+    c = collector.collect(parts)
+    return None if c.values is None else set(c.values)
+
+
+def _property_values(t: "Translator", collector: Collector, c: Constraints,
+                     name: str) -> set[Any] | None:
+    """The values property `name` can take, as far as `const`/`enum` say (None: unknown)."""
+    found: set[Any] | None = None
+    for part in c.objects:
+        if name in part.properties:
+            values = _values_of(t, collector, part.properties[name])
+            if values is not None:
+                found = values if found is None else found & values
+    return found
+
+
+def _forbids(t: "Translator", c: Constraints, name: str) -> bool:
+    if name in c.forbidden:
+        return True
+    for part in c.objects:
+        if name in part.properties:
+            if t.doc.at(part.properties[name]) is False:
+                return True
+            continue
+        if part.patterns:
+            continue
+        if (part.additional is not None and t.doc.at(part.additional) is False) or (
+                part.additional is None and t.options.strict):
+            return True
+    return False
+
+
+def _disjoint(t: "Translator", collector: Collector, a: Constraints, b: Constraints) -> bool:
+    common = _types(a) & _types(b)
+    if not common:
+        return True
+    if a.values is not None and b.values is not None and not set(a.values) & set(b.values):
+        return True
+    if common <= {"number", "integer"}:
+        if a.maximum is not None and b.minimum is not None and (
+                a.maximum < b.minimum or (a.maximum == b.minimum and (
+                    a.exclusive_maximum or b.exclusive_minimum))):
+            return True
+        if b.maximum is not None and a.minimum is not None and (
+                b.maximum < a.minimum or (b.maximum == a.minimum and (
+                    b.exclusive_maximum or a.exclusive_minimum))):
+            return True
+    if common == {"object"}:
+        for name in set(a.required) | set(b.required):
+            if name in a.required and name in b.required:
+                va = _property_values(t, collector, a, name)
+                vb = _property_values(t, collector, b, name)
+                if va is not None and vb is not None and not va & vb:
+                    return True
+            elif name in a.required and _forbids(t, b, name):
+                return True
+            elif name in b.required and _forbids(t, a, name):
+                return True
+    return False
+
+
+def provably_disjoint(t: "Translator", branches: list[str]) -> bool:
+    """Whether no instance can match two of the subschemas at `branches`."""
+    collector = Collector(t.doc, lenient=True)
+    summaries: list[Constraints] = []
+    for pointer in branches:
+        parts = collector.flatten((location(pointer),))
+        if parts is not None:
+            summaries.append(collector.collect(parts))
+    return all(_disjoint(t, collector, a, b) for a, b in combinations(summaries, 2))
+
+
+__all__ = ["provably_disjoint"]

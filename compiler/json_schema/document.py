@@ -1,0 +1,183 @@
+"""A JSON Schema document: every subschema addressed by a JSON pointer from the document root,
+with the base URI and anchors needed to resolve `$ref` locally.
+
+Invariants:
+- `at(pointer)` returns the subschema at a pointer that `index` recorded (a dict or a bool);
+  every pointer the translator handles comes from here, so it always exists.
+- Base URIs follow `$id` (and draft-04's `id`) by RFC 3986 resolution against the enclosing
+  base; `$anchor`, `$dynamicAnchor` and fragment-only ids (`"$id": "#foo"`, drafts 6/7) name
+  anchors. A reference resolves to a pointer in this document or raises `GrammarError`
+  (`unsupported-ref` for a remote document, `invalid-ref` for a target that does not exist).
+- Indexing is iterative: nesting depth is bounded by `Limits.max_schema_depth`, not the stack.
+"""
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote, urldefrag, urljoin
+
+from ..errors import GrammarError
+from ..limits import Limits
+
+SCHEMA_KEYWORDS = ("additionalProperties", "additionalItems", "items", "contains", "not",
+                   "propertyNames", "unevaluatedItems", "unevaluatedProperties", "if", "then",
+                   "else")
+"""Keywords whose value is one subschema (`items` may also be an array, draft 4-2019)."""
+SCHEMA_ARRAYS = ("allOf", "anyOf", "oneOf", "prefixItems")
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
+               "dependencies")
+LEGACY_DRAFTS = ("draft-03", "draft-04", "draft-06", "draft-07")
+_DEFAULT_BASE = "https://grammask.invalid/schema.json"
+
+
+def escape(token: str) -> str:
+    """A JSON pointer reference token for `token` (RFC 6901)."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def join(pointer: str, *tokens: str | int) -> str:
+    """`pointer` extended by reference tokens."""
+    return pointer + "".join("/" + escape(str(t)) for t in tokens)
+
+
+def _resolve_uri(base: str, ref: str) -> str:
+    """`ref` resolved against `base` (RFC 3986), also for non-hierarchical bases (`urn:`)."""
+    if ref.startswith("#"):
+        return urldefrag(base)[0] + ref
+    return urljoin(base, ref)
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+class SchemaDocument:
+    """An indexed schema document; `legacy` is true for drafts 3-7 (where `$ref` siblings are
+    ignored), read from the root `$schema`."""
+
+    def __init__(self, root: Any, limits: Limits) -> None:
+        if not isinstance(root, (dict, bool)):
+            raise GrammarError(f"a schema must be an object or a boolean, got {type(root).__name__}",
+                               code="invalid-schema")
+        self.root = root
+        self.limits = limits
+        self.schemas: dict[str, Any] = {}
+        self.base: dict[str, str] = {}
+        self.resources: dict[str, str] = {}
+        self.anchors: dict[tuple[str, str], str] = {}
+        dialect = root.get("$schema", "") if isinstance(root, dict) else ""
+        self.legacy = isinstance(dialect, str) and any(d in dialect for d in LEGACY_DRAFTS)
+        self._index("", root, _DEFAULT_BASE, 0)
+
+    def at(self, pointer: str) -> Any:
+        """The subschema at `pointer`."""
+        return self.schemas[pointer]
+
+    def _index(self, pointer: str, schema: Any, base: str, depth: int) -> None:
+        stack: list[tuple[str, Any, str, int]] = [(pointer, schema, base, depth)]
+        self.resources.setdefault(_DEFAULT_BASE, "")
+        while stack:
+            pointer, schema, base, depth = stack.pop()
+            if depth > self.limits.max_schema_depth:
+                raise self.limits.exceeded("max_schema_depth", depth,
+                                           f"schema nesting at {pointer or '/'}")
+            self.schemas[pointer] = schema
+            if not isinstance(schema, dict):
+                if not isinstance(schema, bool):
+                    raise GrammarError(f"{pointer or '/'}: a schema must be an object or a "
+                                       f"boolean, got {type(schema).__name__}", code="invalid-schema")
+                self.base[pointer] = base
+                continue
+            base = self._enter(pointer, schema, base)
+            self.base[pointer] = base
+            for key in SCHEMA_KEYWORDS:
+                if key in schema:
+                    value = schema[key]
+                    if key == "items" and isinstance(value, list):
+                        stack.extend((join(pointer, key, i), v, base, depth + 1)
+                                     for i, v in enumerate(value))
+                    else:
+                        stack.append((join(pointer, key), value, base, depth + 1))
+            for key in SCHEMA_ARRAYS:
+                if key in schema:
+                    value = schema[key]
+                    if not isinstance(value, list):
+                        raise GrammarError(f"{join(pointer, key)}: {key} must be an array of "
+                                           "schemas", code="invalid-schema")
+                    stack.extend((join(pointer, key, i), v, base, depth + 1)
+                                 for i, v in enumerate(value))
+            for key in SCHEMA_MAPS:
+                if key in schema:
+                    value = schema[key]
+                    if not isinstance(value, dict):
+                        raise GrammarError(f"{join(pointer, key)}: {key} must be an object",
+                                           code="invalid-schema")
+                    stack.extend((join(pointer, key, name), v, base, depth + 1)
+                                 for name, v in value.items()
+                                 if not (key == "dependencies" and isinstance(v, list)))
+
+    def _enter(self, pointer: str, schema: dict[str, Any], base: str) -> str:
+        """Record the ids and anchors of `schema`; its base URI."""
+        ident = schema.get("$id")
+        if ident is None and self.legacy and isinstance(schema.get("id"), str) \
+                and "$ref" not in schema:
+            ident = schema["id"]
+        if isinstance(ident, str):
+            if ident.startswith("#"):
+                self.anchors[(base, ident[1:])] = pointer
+            else:
+                url, fragment = urldefrag(_resolve_uri(base, ident))
+                base = url
+                self.resources.setdefault(url, pointer)
+                if fragment:
+                    self.anchors[(base, fragment)] = pointer
+        for key in ("$anchor", "$dynamicAnchor"):
+            anchor = schema.get(key)
+            if isinstance(anchor, str):
+                self.anchors.setdefault((base, anchor), pointer)
+        return base
+
+    def resolve(self, ref: Any, pointer: str) -> str:
+        """The pointer of the target of `ref`, written in the subschema at `pointer`."""
+        where = join(pointer, "$ref")
+        if not isinstance(ref, str):
+            raise GrammarError(f"{where}: $ref must be a string", code="invalid-schema")
+        url, fragment = urldefrag(_resolve_uri(self.base[pointer], ref))
+        if url not in self.resources:
+            raise GrammarError(f"{where}: reference {ref!r} points outside this document "
+                               f"({url}); only local references are supported",
+                               code="unsupported-ref")
+        fragment = unquote(fragment)
+        if fragment and not fragment.startswith("/"):
+            target = self.anchors.get((url, fragment))
+            if target is None:
+                raise GrammarError(f"{where}: no anchor {fragment!r} for reference {ref!r}",
+                                   code="invalid-ref")
+            return target
+        target = self.resources[url]
+        for token in fragment.split("/")[1:] if fragment else ():
+            target = join(target, _unescape(token))
+        if target not in self.schemas:
+            target = self._pointer_into_value(target, where, ref)
+        return target
+
+    def _pointer_into_value(self, target: str, where: str, ref: str) -> str:
+        """Index a pointer into a part of the document that is not a known subschema (a
+        reference into `properties` of an unknown keyword, say), if it holds a schema."""
+        node: Any = self.root
+        for token in target.split("/")[1:]:
+            token = _unescape(token)
+            if isinstance(node, dict) and token in node:
+                node = node[token]
+            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+                node = node[int(token)]
+            else:
+                raise GrammarError(f"{where}: reference {ref!r} does not resolve in this "
+                                   "document", code="invalid-ref")
+        if not isinstance(node, (dict, bool)):
+            raise GrammarError(f"{where}: reference {ref!r} points at a "
+                               f"{type(node).__name__}, not a schema", code="invalid-ref")
+        parent = target.rsplit("/", 1)[0]
+        while parent not in self.base:
+            parent = parent.rsplit("/", 1)[0]
+        self._index(target, node, self.base[parent], target.count("/"))
+        return target

@@ -1,0 +1,464 @@
+"""Exact languages of JSON number texts under the numeric keywords of JSON Schema (draft 2020-12):
+`type: integer`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`.
+
+A JSON number text (RFC 8259) is  -?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?  and its value
+is the exact rational it denotes: `-0` is 0, `3.00` is the integer 3 (JSON Schema counts 1.0 as an
+integer), `1.50` is 3/2.
+
+`number_node` returns the IR of these texts:
+- With no constraint at all: every JSON number text, exponents included.
+- With any constraint (integer, a bound, multipleOf): exactly the texts WITHOUT exponent,
+  -?(0|[1-9][0-9]*)(\\.[0-9]+)?, whose value satisfies every constraint. On that subset the
+  language is exact: sound and complete. Texts with an exponent are never accepted then,
+  because with exponents the language stops being regular: `0.0…01e<k> <= 1` compares the
+  number of zeros with the value of k, and `1.1…1e<k>` is an integer exactly when k is at least
+  the number of ones. So `1e2` is not accepted as an integer; write `100` (or `100.0`).
+
+Values (bounds, multipleOf) are taken exactly: `Fraction`, `int` or a finite `Decimal`. A float
+is refused, since its binary value is rarely the decimal the schema wrote; `exact_value` converts
+a parsed JSON value (int, float, Decimal) to the decimal its JSON text denotes (a float by its
+shortest round-trip repr, so 0.1 is 1/10 and 1e308 is 10**308). A bound must be a finite decimal
+(as every JSON number is) unless the constraints admit only multiples of some step (integer or
+multipleOf), where any rational bound is rounded inward to the nearest multiple. The caller
+passes one lower and one upper bound: the tighter of `minimum` and `exclusiveMinimum`.
+
+Errors: multipleOf <= 0, a non-decimal bound, or an exclusive flag without its bound is
+`GrammarError(code="invalid-schema")`; constraints no number satisfies are
+`GrammarError(code="empty-language")`; a multipleOf whose residue automaton exceeds
+`Limits.max_dfa_states` (e.g. 0.123456789 without bounds) is `BudgetExceeded`. Every error names
+the keyword and carries `pointer`.
+
+Multiples of p/q among decimals are the multiples of P/10^s, with P/10^s = p/q times the part of
+q prime to 10; an integer multiple of p/q is a multiple of p. A text with value N/10^k is a
+multiple of P/10^s iff its fraction digits after the s-th are zeros and the integer formed by
+its digits up to the s-th fraction digit is divisible by P: a residue automaton of about
+P * (s + 3) states. Bounds are digit-by-digit comparisons on zero-padded digit strings, split by
+the length of the integer part and by sign; they stay plain IR (Seq, Choice, Repeat, CharClass),
+and only a multipleOf step P > 1 is intersected with them as an `Automaton`.
+"""
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from fractions import Fraction
+from typing import Union
+
+import numpy as np
+
+from ...runtime.dfa_table import DFATable
+from ..dfa import trim
+from ..errors import BudgetExceeded, GrammarError
+from ..ir import EMPTY, NOTHING, Automaton, CharClass, Choice, Literal, Node, Repeat, Seq
+from ..language_ops import intersect
+from ..limits import DEFAULT_LIMITS, Limits
+from ..minimize import minimize
+
+Exact = Union[Fraction, int, Decimal]
+
+_DIGIT = CharClass(((ord("0"), ord("9")),))
+_NONZERO = CharClass(((ord("1"), ord("9")),))
+_ZERO = Literal(b"0")
+_DOT = Literal(b".")
+_MINUS = Literal(b"-")
+
+_ANY, _NONZERO_TAIL, _ZEROS, _NONE = "any", "nonzero", "zeros", "none"
+
+
+def _seq(*items: Node) -> Node:
+    parts: list[Node] = []
+    for item in items:
+        if item == NOTHING:
+            return NOTHING
+        if isinstance(item, Seq):
+            parts.extend(item.items)
+        else:
+            parts.append(item)
+    return parts[0] if len(parts) == 1 else Seq(tuple(parts))
+
+
+def _alt(*items: Node) -> Node:
+    parts: list[Node] = []
+    for item in items:
+        for part in item.alternatives if isinstance(item, Choice) else (item,):
+            if part not in parts:
+                parts.append(part)
+    if len(parts) == 1:
+        return parts[0]
+    return Choice(tuple(parts))
+
+
+def _rep(item: Node, lo: int, hi: int | None) -> Node:
+    return EMPTY if hi == 0 else Repeat(item, lo, hi)
+
+
+def _digits_class(digits: list[int]) -> CharClass:
+    return CharClass.of((48 + d, 48 + d) for d in digits)
+
+
+_INT_PART = _alt(_ZERO, _seq(_NONZERO, _rep(_DIGIT, 0, None)))
+JSON_NUMBER: Node = _seq(
+    _alt(EMPTY, _MINUS), _INT_PART, _alt(EMPTY, _seq(_DOT, _rep(_DIGIT, 1, None))),
+    _alt(EMPTY, _seq(CharClass(((ord("E"), ord("E")), (ord("e"), ord("e")))),
+                     _alt(EMPTY, CharClass(((ord("+"), ord("+")), (ord("-"), ord("-"))))),
+                     _rep(_DIGIT, 1, None))))
+"""Every JSON number text (RFC 8259), exponents included."""
+
+
+def exact_value(value: object, *, keyword: str = "value", pointer: str = "") -> Fraction:
+    """The exact number a parsed JSON value denotes: ints and Decimals as they are, a float
+    by its shortest round-trip repr (0.1 is 1/10). Anything else is a schema error."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, Fraction)):
+        raise GrammarError(f"{keyword} must be a number, got {value!r}", pointer=pointer,
+                           code="invalid-schema")
+    if (isinstance(value, float) and not math.isfinite(value)) or (
+            isinstance(value, Decimal) and not value.is_finite()):
+        raise GrammarError(f"{keyword} must be a finite number, got {value!r}", pointer=pointer,
+                           code="invalid-schema")
+    return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+
+
+def _exact(value: Exact | None, keyword: str, pointer: str) -> Fraction | None:
+    if value is None:
+        return None
+    if isinstance(value, (float, bool)) or not isinstance(value, (int, Fraction, Decimal)):
+        raise TypeError(f"{keyword} must be a Fraction, int or Decimal (exact), got "
+                        f"{type(value).__name__} {value!r}; convert JSON values with exact_value")
+    return exact_value(value, keyword=keyword, pointer=pointer)
+
+
+def _is_decimal(x: Fraction) -> bool:
+    d = x.denominator
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    return d == 1
+
+
+def _fraction_digits(x: Fraction) -> str:
+    """The digits after the point of a non-negative finite decimal, without trailing zeros."""
+    f = x - x.numerator // x.denominator
+    k = 0
+    while f.denominator != 1:
+        f *= 10
+        k += 1
+    return str(f.numerator).zfill(k) if k else ""
+
+
+def _fmt(x: Fraction) -> str:
+    if not _is_decimal(x):
+        return str(x)
+    sign, m = ("-" if x < 0 else ""), abs(x)
+    whole, frac = str(m.numerator // m.denominator), _fraction_digits(m)
+    if not frac and len(whole) > 24 and whole.rstrip("0") != whole:
+        digits = whole.rstrip("0")
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{mantissa}e{len(whole) - 1}"
+    return f"{sign}{whole}" + (f".{frac}" if frac else "")
+
+
+def _step(m: Fraction, integer: bool) -> tuple[int, int]:
+    """(P, s) such that the admitted values are exactly the multiples of P / 10**s."""
+    if integer:
+        return m.numerator, 0
+    q = m.denominator
+    twos = fives = 0
+    while q % 2 == 0:
+        q //= 2
+        twos += 1
+    while q % 5 == 0:
+        q //= 5
+        fives += 1
+    s = max(twos, fives)
+    return m.numerator * 2 ** (s - twos), s
+
+
+class _Shape:
+    """Unsigned texts with an n-digit integer part whose fraction digits after the s-th must be
+    zeros (s None: any fraction). Positions index the digits of the integer part then the
+    fraction; a '.' precedes position n."""
+
+    def __init__(self, n: int, s: int | None) -> None:
+        self.n, self.s = n, s
+
+    def allowed(self, j: int) -> list[int]:
+        if j == 0 and self.n > 1:
+            return list(range(1, 10))
+        if j < self.n or self.s is None or j < self.n + self.s:
+            return list(range(10))
+        return [0]
+
+    def fraction_rest(self, consumed: int, nonempty: bool) -> Node:
+        """Fraction digits after `consumed` of them were read."""
+        lo = 1 if nonempty else 0
+        if self.s is None:
+            return _rep(_DIGIT, lo, None)
+        free = max(self.s - consumed, 0)
+        if free == 0:
+            return _rep(_ZERO, lo, None)
+        tail = _seq(_rep(_DIGIT, 1, free), _rep(_ZERO, 0, None))
+        return tail if nonempty else _alt(EMPTY, tail)
+
+    def free(self, j: int) -> Node:
+        """Every continuation from position j."""
+        n = self.n
+        if j > n:
+            return self.fraction_rest(j - n, False)
+        fraction = _alt(EMPTY, _seq(_DOT, self.fraction_rest(0, True)))
+        if j == n:
+            return fraction
+        first = _digits_class(self.allowed(j))
+        return _seq(first, _rep(_DIGIT, n - j - 1, n - j - 1), fraction)
+
+    def tail(self, kind: str, j: int) -> Node:
+        """From a position j >= n past every bound digit: `kind` says which zero-padded
+        remainders pass (any, one with a nonzero digit, only zeros, none)."""
+        if kind == _ANY:
+            return self.free(j)
+        if kind == _NONE or (kind == _NONZERO_TAIL and self.s is not None):
+            return NOTHING
+        if kind == _ZEROS:
+            zeros = _rep(_ZERO, 1 if j == self.n else 0, None)
+            return _alt(EMPTY, _seq(_DOT, zeros)) if j == self.n else zeros
+        nonzero = _seq(_rep(_DIGIT, 0, None), _NONZERO, _rep(_DIGIT, 0, None))
+        return _seq(_DOT, nonzero) if j == self.n else nonzero
+
+
+def _meet(a: str, b: str) -> str:
+    if a == _ANY:
+        return b
+    if b == _ANY or a == b:
+        return a
+    return _NONE
+
+
+def _same_length(shape: _Shape, lo: tuple[str, bool] | None,
+                 hi: tuple[str, bool] | None) -> Node:
+    """Texts of `shape` whose zero-padded digit string is >= (or > when strict) lo's digits and
+    <= (or <) hi's; None is no bound."""
+    a, a_strict = lo or ("", False)
+    b, b_strict = hi or ("", False)
+    n = shape.n
+    last = max(len(a), len(b), n, n + (shape.s or 0))
+    modes = [(lt, ht) for lt in (False, True)[: 1 + bool(lo)] for ht in (False, True)[: 1 + bool(hi)]]
+
+    def digit(ds: str, j: int) -> int:
+        return int(ds[j]) if j < len(ds) else 0
+
+    nxt = {}
+    for lt, ht in modes:
+        lo_kind = (_NONZERO_TAIL if a_strict else _ANY) if lt else _ANY
+        hi_kind = (_NONE if b_strict else _ZEROS) if ht else _ANY
+        nxt[(lt, ht)] = shape.tail(_meet(lo_kind, hi_kind), last)
+    for j in range(last - 1, -1, -1):
+        cur = {}
+        for lt, ht in modes:
+            if not lt and not ht:
+                cur[(lt, ht)] = shape.free(j)
+                continue
+            alts: list[Node] = []
+            if j >= n and (not lt or (not a_strict and not a[j:].strip("0"))) and (
+                    not ht or not b_strict or b[j:].strip("0")):
+                alts.append(EMPTY)
+            groups: dict[tuple[bool, bool], list[int]] = {}
+            for c in shape.allowed(j):
+                if (lt and c < digit(a, j)) or (ht and c > digit(b, j)):
+                    continue
+                groups.setdefault((lt and c == digit(a, j), ht and c == digit(b, j)), []).append(c)
+            for key, cs in groups.items():
+                alts.append(_seq(_DOT if j == n else EMPTY, _digits_class(cs), nxt[key]))
+            cur[(lt, ht)] = _alt(*alts) if alts else NOTHING
+        nxt = cur
+    return nxt[(bool(lo), bool(hi))]
+
+
+def _whole_length(x: Fraction) -> int:
+    return len(str(x.numerator // x.denominator))
+
+
+def _magnitudes(a: Fraction, a_strict: bool, b: Fraction | None, b_strict: bool,
+                s: int | None) -> Node:
+    """Unsigned texts whose value m satisfies a <= m <= b (< with the strict flags; b None:
+    unbounded)."""
+    if b is not None and (a > b or (a == b and (a_strict or b_strict))):
+        return NOTHING
+
+    def digits(x: Fraction, strict: bool) -> tuple[str, bool]:
+        return str(x.numerator // x.denominator) + _fraction_digits(x), strict
+
+    lo = None if a == 0 and not a_strict else digits(a, a_strict)
+    hi = None if b is None else digits(b, b_strict)
+    n_a, n_b = _whole_length(a), None if b is None else _whole_length(b)
+    if n_a == n_b:
+        return _same_length(_Shape(n_a, s), lo, hi)
+    parts = [_same_length(_Shape(n_a, s), lo, None)]
+    if n_b is None or n_b > n_a + 1:
+        middle = _Shape(n_a + 1, s)
+        parts.append(_seq(_NONZERO, _rep(_DIGIT, n_a, None if n_b is None else n_b - 2),
+                          middle.free(middle.n)))
+    if n_b is not None:
+        parts.append(_same_length(_Shape(n_b, s), None, hi))
+    return _alt(*parts)
+
+
+def _signed_range(lo: Fraction | None, lo_strict: bool, hi: Fraction | None, hi_strict: bool,
+                  s: int | None) -> Node:
+    """Exponent-free texts whose value lies in the interval; `-0` counts as 0."""
+    plus = minus = NOTHING
+    if hi is None or hi > 0 or (hi == 0 and not hi_strict):
+        a, a_strict = (lo, lo_strict) if lo is not None and lo >= 0 else (Fraction(0), False)
+        plus = _magnitudes(a, a_strict, hi, hi_strict, s)
+    if lo is None or lo < 0 or (lo == 0 and not lo_strict):
+        a, a_strict = (-hi, hi_strict) if hi is not None and hi <= 0 else (Fraction(0), False)
+        minus = _magnitudes(a, a_strict, None if lo is None else -lo, lo_strict, s)
+    if plus == minus:
+        return _seq(_alt(EMPTY, _MINUS), plus)
+    return _alt(plus, _seq(_MINUS, minus))
+
+
+def _residue_dfa(p: int, s: int) -> DFATable:
+    """Exponent-free texts whose value is a multiple of p / 10**s."""
+    # byte classes: 0 other, 1 '-', 2 '.', 3 + d digit d
+    byte_class = np.zeros(256, dtype=np.int32)
+    byte_class[ord("-")], byte_class[ord(".")] = 1, 2
+    byte_class[ord("0"):ord("9") + 1] = np.arange(3, 13)
+    start, neg, zero = 0, 1, 2
+
+    def whole(r: int) -> int:
+        return 3 + r
+
+    def point(r: int) -> int:
+        return 3 + p + r
+
+    def frac(k: int, r: int) -> int:
+        return 3 + (1 + k) * p + r
+
+    n = 3 + (3 + s) * p
+    table = np.full((n, 13), -1, dtype=np.int32)
+    accepting = np.zeros(n, dtype=bool)
+    table[start, 1] = neg
+    for q in (start, neg):
+        table[q, 3] = zero
+        table[q, 4:13] = [whole(d % p) for d in range(1, 10)]
+    table[zero, 2] = point(0)
+    accepting[zero] = True
+    for r in range(p):
+        table[whole(r), 3:13] = [whole((10 * r + d) % p) for d in range(10)]
+        table[whole(r), 2] = point(r)
+        accepting[whole(r)] = r * 10 ** s % p == 0
+        if s:
+            table[point(r), 3:13] = [frac(1, (10 * r + d) % p) for d in range(10)]
+        else:
+            table[point(r), 3] = frac(1, r)
+        for k in range(1, s + 2):
+            q = frac(k, r)
+            accepting[q] = r * 10 ** max(s - k, 0) % p == 0
+            if k < s:
+                table[q, 3:13] = [frac(k + 1, (10 * r + d) % p) for d in range(10)]
+            else:
+                table[q, 3] = frac(s + 1, r)
+    return minimize(trim(byte_class, table, accepting, start))
+
+
+def _enumerated(lo: Fraction, hi: Fraction, unit: Fraction) -> Node:
+    """Exponent-free texts of the multiples of `unit` in [lo, hi]."""
+    texts: list[Node] = []
+    for k in range(math.ceil(lo / unit), math.floor(hi / unit) + 1):
+        v = k * unit
+        m = abs(v)
+        whole, frac = str(m.numerator // m.denominator), _fraction_digits(m)
+        sign = _alt(EMPTY, _MINUS) if v == 0 else (_MINUS if v < 0 else EMPTY)
+        if frac:
+            texts.append(_seq(sign, Literal(f"{whole}.{frac}".encode()), _rep(_ZERO, 0, None)))
+        else:
+            texts.append(_seq(sign, Literal(whole.encode()),
+                              _alt(EMPTY, _seq(_DOT, _rep(_ZERO, 1, None)))))
+    return _alt(*texts)
+
+
+def _describe(integer: bool, lo: Fraction | None, lo_strict: bool, hi: Fraction | None,
+              hi_strict: bool, m: Fraction | None) -> str:
+    parts = ["type integer"] if integer else []
+    if lo is not None:
+        parts.append(f"{'exclusiveMinimum' if lo_strict else 'minimum'} {_fmt(lo)}")
+    if hi is not None:
+        parts.append(f"{'exclusiveMaximum' if hi_strict else 'maximum'} {_fmt(hi)}")
+    if m is not None:
+        parts.append(f"multipleOf {_fmt(m)}")
+    return ", ".join(parts)
+
+
+def number_node(
+    *,
+    integer: bool = False,
+    minimum: Exact | None = None,
+    maximum: Exact | None = None,
+    exclusive_minimum: bool = False,
+    exclusive_maximum: bool = False,
+    multiple_of: Exact | None = None,
+    pointer: str = "",
+    limits: Limits = DEFAULT_LIMITS,
+) -> Node:
+    """The IR of the JSON number texts whose value satisfies the constraints (see the module
+    docstring for the exponent-free subset accepted under any constraint). `minimum`/`maximum`
+    are exclusive when the matching flag is set; `pointer` locates the schema in errors."""
+    lo_kw = "exclusiveMinimum" if exclusive_minimum else "minimum"
+    hi_kw = "exclusiveMaximum" if exclusive_maximum else "maximum"
+    lo = _exact(minimum, lo_kw, pointer)
+    hi = _exact(maximum, hi_kw, pointer)
+    m = _exact(multiple_of, "multipleOf", pointer)
+    for flag, bound, kw in ((exclusive_minimum, lo, lo_kw), (exclusive_maximum, hi, hi_kw)):
+        if flag and bound is None:
+            raise GrammarError(f"{kw} is set exclusive but has no value", pointer=pointer,
+                               code="invalid-schema")
+    if m is not None and m <= 0:
+        raise GrammarError(f"multipleOf must be greater than 0, got {_fmt(m)}", pointer=pointer,
+                           code="invalid-schema")
+    if not integer and lo is None and hi is None and m is None:
+        return JSON_NUMBER
+    what = _describe(integer, lo, exclusive_minimum, hi, exclusive_maximum, m)
+    empty = GrammarError(f"no {'integer' if integer else 'number'} satisfies {what}",
+                         pointer=pointer, code="empty-language")
+    if m is None and not integer:
+        for bound, kw in ((lo, lo_kw), (hi, hi_kw)):
+            if bound is not None and not _is_decimal(bound):
+                raise GrammarError(f"{kw} {_fmt(bound)} is not a finite decimal number",
+                                   pointer=pointer, code="invalid-schema")
+        if lo is not None and hi is not None and (
+                lo > hi or (lo == hi and (exclusive_minimum or exclusive_maximum))):
+            raise empty
+        _check_lengths(limits, lo, hi)
+        return _signed_range(lo, exclusive_minimum, hi, exclusive_maximum, None)
+    p, s = _step(m if m is not None else Fraction(1), integer)
+    unit = Fraction(p, 10 ** s)
+    if lo is not None:
+        lo = (math.floor(lo / unit) + 1 if exclusive_minimum else math.ceil(lo / unit)) * unit
+    if hi is not None:
+        hi = (math.ceil(hi / unit) - 1 if exclusive_maximum else math.floor(hi / unit)) * unit
+    if lo is not None and hi is not None and lo > hi:
+        raise empty
+    _check_lengths(limits, lo, hi, s)
+    residue_states = 3 + (3 + s) * p
+    if p > 1 and residue_states > limits.max_dfa_states:
+        if lo is not None and hi is not None and (hi - lo) / unit < limits.max_dfa_states // 16:
+            return _enumerated(lo, hi, unit)
+        raise BudgetExceeded(
+            f"multipleOf {_fmt(m if m is not None else unit)}: the residue automaton needs "
+            f"{residue_states} states, more than the budget Limits.max_dfa_states="
+            f"{limits.max_dfa_states}; raise it with limits=Limits(max_dfa_states=...), or bound "
+            "the value with minimum and maximum", pointer=pointer, code="budget")
+    if p == 1:
+        return _signed_range(lo, False, hi, False, s)
+    residues = _residue_dfa(p, s)
+    label = f"multipleOf {_fmt(unit)}"
+    if lo is None and hi is None:
+        return Automaton(residues, label)
+    return intersect(_signed_range(lo, False, hi, False, s), residues, limits=limits, label=label)
+
+
+def _check_lengths(limits: Limits, lo: Fraction | None, hi: Fraction | None,
+                   s: int = 0) -> None:
+    """Refuse digit strings longer than Limits.max_repeat before building anything."""
+    sizes = [s] + [_whole_length(abs(x)) + len(_fraction_digits(abs(x)))
+                   for x in (lo, hi) if x is not None]
+    if max(sizes) > limits.max_repeat:
+        raise limits.exceeded("max_repeat", max(sizes), "digits of a numeric bound or step")

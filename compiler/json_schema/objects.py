@@ -1,0 +1,214 @@
+"""Objects: listed properties in schema order, then any additional properties.
+
+- Listed keys are the `properties` of every merged subschema in order of appearance, then the
+  `required` keys none of them lists. A listed key's value is the conjunction, over the
+  subschemas, of its `properties` schema and the `patternProperties` schemas its name
+  matches, or, when there are none of those, `additionalProperties` (absent: anything; `strict`: nothing). A key whose
+  conjunction holds `false`, that `not: {required: [k]}` forbids, or whose name `propertyNames`
+  rejects, cannot appear; if it is required, there is no such object.
+- Additional keys come after the listed ones. Their names are split into regions by which
+  patterns they match (at most `MAX_PATTERN_REGIONS`); each region's names are the strings in
+  the matched patterns, in no other pattern, not listed, and allowed by `propertyNames`, and
+  its value is the conjunction of the matched patterns' schemas (or `additionalProperties`
+  for a subschema none of whose patterns match). Additional keys are not checked against each
+  other for repetition, which no finite automaton can do for an open set of names.
+- `minProperties`/`maxProperties` count members exactly (listed and additional).
+Keys are matched in every JSON spelling (escapes included).
+"""
+from __future__ import annotations
+
+from itertools import product
+from typing import TYPE_CHECKING
+
+from ..errors import GrammarError
+from ..ir import EMPTY, NOTHING, CharClass, Choice, Literal, Node, Repeat, Seq, complement_ranges
+from ..language_ops import as_dfa, difference, intersect
+from .values import string_content, string_literal
+
+if TYPE_CHECKING:
+    from .constraints import Constraints, ObjectPart
+    from .translate import Translator
+
+MAX_PATTERN_REGIONS = 64
+ANY_STRING = Repeat(CharClass(complement_ranges(())), 0, None)
+
+
+class _Names:
+    """The pattern and `propertyNames` languages of one object, as DFAs on decoded names."""
+
+    def __init__(self, t: "Translator", c: "Constraints") -> None:
+        from .strings import ecma_pattern
+
+        self.t = t
+        self.patterns: dict[str, Node] = {}
+        for part in c.objects:
+            for pattern, where in part.patterns:
+                if pattern not in self.patterns:
+                    self.patterns[pattern] = ecma_pattern(pattern, pointer=where, limits=t.limits)
+        self.allowed = _property_names(t, c)
+
+    def matches(self, pattern: str, name: str) -> bool:
+        return as_dfa(self.patterns[pattern], self.t.limits).fullmatch(name.encode("utf-8"))
+
+    def name_ok(self, name: str) -> bool:
+        return self.allowed is None or as_dfa(self.allowed, self.t.limits).fullmatch(
+            name.encode("utf-8"))
+
+
+def _property_names(t: "Translator", c: "Constraints") -> Node | None:
+    """The decoded names `propertyNames` allows (None: any)."""
+    if not c.property_names:
+        return None
+    from .scalars import enum_members, string_content_node
+
+    parts = t.collector.flatten(tuple((p, frozenset()) for p in c.property_names))
+    if parts is None:
+        return NOTHING
+    names = t.collector.collect(parts)
+    if "string" not in names.types:
+        return NOTHING
+    if names.values is not None:
+        names.types = {"string"}
+        members = [v for v in enum_members(t, names) if isinstance(v, str)]
+        return Choice(tuple(string_content(v) for v in members))
+    nodes = [n for n in (string_content_node(t, names),) if n is not None]
+    if names.min_length or names.max_length is not None:
+        nodes.append(Repeat(CharClass(complement_ranges(())), names.min_length, names.max_length))
+    if not nodes:
+        return None
+    return nodes[0] if len(nodes) == 1 else intersect(*nodes, limits=t.limits)
+
+
+def _value_pointers(t: "Translator", names: _Names, part: "ObjectPart",
+                    name: str) -> list[str] | None:
+    """The subschemas of one part for property `name` (None: the part forbids it)."""
+    matched = [where for pattern, where in part.patterns if names.matches(pattern, name)]
+    if name in part.properties:
+        return [part.properties[name], *matched]
+    if matched:
+        return matched
+    if part.additional is not None:
+        return [part.additional]
+    return None if t.options.strict else []
+
+
+def object_node(t: "Translator", c: "Constraints", depth: int) -> Node | None:
+    """The objects `c` allows, or None if there are none."""
+    names = _Names(t, c)
+    order: list[str] = []
+    for part in c.objects:
+        order.extend(k for k in part.properties if k not in order)
+    order.extend(k for k in c.required if k not in order)
+    members: list[tuple[Node, bool]] = []
+    for name in order:
+        pointers: list[str] | None = []
+        for part in c.objects:
+            more = _value_pointers(t, names, part, name)
+            pointers = None if more is None or pointers is None else pointers + more
+        allowed = (pointers is not None and name not in c.forbidden and names.name_ok(name)
+                   and not any(t.doc.at(p) is False for p in pointers))
+        if not allowed:
+            if name in c.required:
+                return None
+            continue
+        assert pointers is not None
+        kv = Seq((string_literal(name), t.layout.key(), t.member(pointers, depth + 1)))
+        members.append((kv, name in c.required))
+    extra = _additional(t, c, names, order, depth)
+    return _assemble(t, c, members, extra, depth)
+
+
+def _additional(t: "Translator", c: "Constraints", names: _Names, listed: list[str],
+                depth: int) -> Node | None:
+    """One additional member (key, separator, value), or None if none is allowed."""
+    patterns = list(names.patterns)
+    if len(patterns) > 6:
+        raise GrammarError(f"{c.objects[0].pointer}: {len(patterns)} patternProperties make "
+                           f"more than {MAX_PATTERN_REGIONS} name regions", code="budget")
+    excluded = Choice(tuple(string_content(k) for k in listed))
+    alts: list[Node] = []
+    for chosen in product((False, True), repeat=len(patterns)):
+        matched = {p for p, on in zip(patterns, chosen) if on}
+        pointers: list[str] | None = []
+        for part in c.objects:
+            mine = [where for p, where in part.patterns if p in matched]
+            if mine:
+                pointers = None if pointers is None else pointers + mine
+            elif part.additional is not None:
+                pointers = None if pointers is None else pointers + [part.additional]
+            elif t.options.strict:
+                pointers = None
+        if pointers is None or any(t.doc.at(p) is False for p in pointers):
+            continue
+        inside = [names.patterns[p] for p in matched] or [ANY_STRING]
+        if names.allowed is not None:
+            inside.append(names.allowed)
+        outside = [names.patterns[p] for p in patterns if p not in matched]
+        if listed:
+            outside.append(excluded)
+        language = intersect(*inside, limits=t.limits) if len(inside) > 1 else inside[0]
+        if outside:
+            language = difference(language, Choice(tuple(outside)), limits=t.limits)
+        if as_dfa(language, t.limits).is_empty_language:
+            continue
+        from .strings import json_string
+
+        content = None if language is ANY_STRING else language
+        alts.append(Seq((json_string(content, limits=t.limits), t.layout.key(),
+                         t.member(pointers, depth + 1))))
+    if not alts:
+        return None
+    return alts[0] if len(alts) == 1 else Choice(tuple(alts))
+
+
+def _assemble(t: "Translator", c: "Constraints", members: list[tuple[Node, bool]],
+              extra: Node | None, depth: int) -> Node | None:
+    """`{ members… additional… }` with commas between present members and exact counts."""
+    lo, hi = c.min_properties, c.max_properties
+    counting = lo > sum(req for _, req in members) or hi is not None
+    cap = max(lo, (hi + 1) if hi is not None else 0)
+    sep = t.layout.item(depth)
+    memo: dict[tuple[str, int, int], Node] = {}
+    n = len(members)
+
+    def tail(count: int, nonempty: bool) -> Node:
+        need = max(lo - count, 0) if counting else 0
+        room = None if not counting or hi is None else hi - count
+        if room is not None and room < 0:
+            return NOTHING
+        if extra is None or room == 0:
+            return NOTHING if need or nonempty else EMPTY
+        if nonempty:
+            rest = Repeat(Seq((sep, extra)), max(need - 1, 0), None if room is None else room - 1)
+            return Seq((extra, rest))
+        return Repeat(Seq((sep, extra)), need, room)
+
+    def chain(i: int, count: int, nonempty: bool) -> Node:
+        count = min(count, cap) if counting else 0
+        key = ("ne" if nonempty else "after", i, count)
+        if key in memo:
+            return memo[key]
+        if i == n:
+            node = tail(count, nonempty)
+        else:
+            kv, required = members[i]
+            if nonempty:
+                present = Seq((kv, chain(i + 1, count + 1, False)))
+                node = present if required else Choice((present, chain(i + 1, count, True)))
+            elif counting:
+                present = Seq((sep, kv, chain(i + 1, count + 1, False)))
+                node = present if required else Choice((present, chain(i + 1, count, False)))
+            else:
+                step = Seq((sep, kv))
+                node = Seq((step if required else Repeat(step, 0, 1), chain(i + 1, 0, False)))
+        memo[key] = node
+        return node
+
+    body = chain(0, 0, True)
+    may_be_empty = not any(req for _, req in members) and lo == 0
+    alts: list[Node] = []
+    if may_be_empty:
+        alts.append(Seq((Literal(b"{"), t.layout.empty(), Literal(b"}"))))
+    alts.append(Seq((Literal(b"{"), t.layout.open(depth), body, t.layout.close(depth),
+                     Literal(b"}"))))
+    return alts[0] if len(alts) == 1 else Choice(tuple(alts))

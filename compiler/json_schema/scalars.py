@@ -1,0 +1,154 @@
+"""Numbers, strings and fixed values of a merged conjunction.
+
+Strings: every `format` and `pattern` of the conjunction and the length bounds are intersected
+on the decoded value, then JSON-encoded (`strings.json_string`). Numbers: the bounds and
+`multipleOf` go to `numbers.number_node`. `enum`/`const` members are kept when they satisfy
+every sibling keyword, checked here on the values themselves.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from ..errors import GrammarError
+from ..ir import Choice, Node
+from ..language_ops import difference, intersect
+from .values import exact_number, json_type, string_content
+
+if TYPE_CHECKING:
+    from .constraints import Constraints
+    from .translate import Translator
+
+
+def number_text(t: "Translator", c: "Constraints") -> Node | None:
+    """The number texts `c` allows, or None if there are none."""
+    from .numbers import number_node
+
+    try:
+        node = number_node(integer=c.numbers == "integer", minimum=c.minimum,
+                           maximum=c.maximum, exclusive_minimum=c.exclusive_minimum,
+                           exclusive_maximum=c.exclusive_maximum, multiple_of=c.multiple_of,
+                           pointer=c.number_pointer, limits=t.limits)
+    except GrammarError as exc:
+        if exc.code == "empty-language":
+            return None
+        raise
+    removed = [number_node(minimum=v, maximum=v) for v in c.excluded_numbers]
+    if c.not_integer:
+        if c.numbers == "integer":
+            return None
+        from ..regex import parse_regex
+
+        removed.append(parse_regex(".*[eE].*"))
+        removed.append(number_node(integer=True, minimum=c.minimum, maximum=c.maximum,
+                                   exclusive_minimum=c.exclusive_minimum,
+                                   exclusive_maximum=c.exclusive_maximum, limits=t.limits))
+    if removed:
+        node = difference(node, Choice(tuple(removed)), limits=t.limits, label="number")
+        if node.dfa.is_empty_language:
+            return None
+    return node
+
+
+def string_content_node(t: "Translator", c: "Constraints") -> Node | None:
+    """The decoded string values `c` allows by format, pattern and exclusions (None: any)."""
+    from .formats import format_node
+    from .strings import ecma_pattern
+
+    contents: list[Node] = []
+    for name, where in c.formats:
+        try:
+            contents.append(format_node(name, span_pointer=where))
+        except GrammarError as exc:
+            if exc.code != "unsupported-format" or not t.options.lenient:
+                raise
+            t.warn(f"{where}: format {name!r} is not supported; ignored (lenient)")
+    for pattern, where in c.patterns:
+        contents.append(ecma_pattern(pattern, pointer=where, limits=t.limits))
+    if c.excluded_strings:
+        from ..ir import CharClass, Repeat, complement_ranges
+
+        anything = Repeat(CharClass(complement_ranges(())), 0, None)
+        excluded = Choice(tuple(string_content(s) for s in c.excluded_strings))
+        contents.append(difference(anything, excluded, limits=t.limits, label="string"))
+    if not contents:
+        return None
+    return contents[0] if len(contents) == 1 else intersect(*contents, limits=t.limits,
+                                                             label="string")
+
+
+def string_text(t: "Translator", c: "Constraints") -> Node | None:
+    """The JSON string literals `c` allows, or None if there are none."""
+    from .strings import json_string
+
+    if c.max_length is not None and c.max_length < c.min_length:
+        return None
+    try:
+        return json_string(string_content_node(t, c), min_length=c.min_length,
+                           max_length=c.max_length, pointer=c.string_pointer, limits=t.limits)
+    except GrammarError as exc:
+        if exc.code == "empty-language":
+            return None
+        raise
+
+
+def _number_ok(c: "Constraints", v: Fraction) -> bool:
+    if c.not_integer and v.denominator == 1:
+        return False
+    if c.minimum is not None and (v < c.minimum or (c.exclusive_minimum and v == c.minimum)):
+        return False
+    if c.maximum is not None and (v > c.maximum or (c.exclusive_maximum and v == c.maximum)):
+        return False
+    if c.multiple_of is not None and (v / c.multiple_of).denominator != 1:
+        return False
+    return v not in c.excluded_numbers
+
+
+def _string_ok(t: "Translator", c: "Constraints", v: str) -> bool:
+    if len(v) < c.min_length or (c.max_length is not None and len(v) > c.max_length):
+        return False
+    content = string_content_node(t, c)
+    if content is None:
+        return True
+    from ..language_ops import as_dfa
+
+    try:
+        data = v.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return as_dfa(content, t.limits).fullmatch(data)
+
+
+def _structured(c: "Constraints") -> bool:
+    return bool(c.arrays or c.objects or c.required or c.property_names or c.min_items
+                or c.max_items is not None or c.min_properties or c.max_properties is not None)
+
+
+def enum_members(t: "Translator", c: "Constraints") -> list[Any]:
+    """The `enum`/`const` members that satisfy every other keyword of `c`."""
+    from .translate import unsupported
+
+    assert c.values is not None
+    kept: list[Any] = []
+    for key, v in c.values.items():
+        kind = json_type(v)
+        if key in c.excluded_values:
+            continue
+        if kind == "integer":
+            if c.numbers is None or not _number_ok(c, exact_number(v)):
+                continue
+        elif kind == "number":
+            if c.numbers != "number" or not _number_ok(c, exact_number(v)):
+                continue
+        elif kind not in c.types:
+            continue
+        elif kind == "string" and not _string_ok(t, c, v):
+            continue
+        elif kind in ("array", "object") and _structured(c):
+            unsupported(t, f"{c.value_pointer}: an array or object in enum/const beside "
+                        "array or object keywords is not checked against them")
+        kept.append(v)
+    return kept
+
+
+__all__ = ["enum_members", "number_text", "string_content_node", "string_text"]

@@ -1,0 +1,179 @@
+"""JSON Schema to grammar IR: one rule per conjunction of subschemas (and nesting depth, for
+the exact-indent layout), built from a work list so that neither deep nor recursive schemas
+recurse in Python.
+
+- `anyOf` distributes over its siblings: (S ∧ anyOf[A, B]) = (S ∧ A) ∨ (S ∧ B), each a new
+  conjunction; `oneOf` does the same when its branches are provably disjoint
+  (`disjointness.py`), else it is an error (or, lenient, read as `anyOf`).
+- A conjunction without pending alternatives is merged (`constraints.py`) and becomes a choice
+  over the JSON types it allows; object and array members refer to the rules of their own
+  conjunctions, which is how `$ref` recursion becomes grammar recursion.
+- The number of rules is bounded by `Limits.max_schema_rules`.
+"""
+from __future__ import annotations
+
+import re
+from collections import deque
+from typing import Any
+
+from ..errors import GrammarError
+from ..ir import NOTHING, Choice, Grammar, Literal, Node, Rule, RuleRef
+from ..limits import Limits
+from .constraints import Collector, Conjunction, Constraints, conjunction, location
+from .document import SchemaDocument, join
+from .options import JsonSchemaOptions, Layout
+from .scalars import enum_members, number_text, string_text
+from .values import canonical
+
+Key = tuple[Conjunction, int]
+
+
+class Translator:
+    """Compiles the conjunctions of one schema document into grammar rules."""
+
+    def __init__(self, doc: SchemaDocument, options: JsonSchemaOptions, limits: Limits) -> None:
+        self.doc = doc
+        self.options = options
+        self.limits = limits
+        self.layout = Layout(options, limits)
+        self.collector = Collector(doc, options.lenient)
+        self.names: dict[Key, str] = {}
+        self.bodies: dict[str, Node] = {}
+        self.queue: deque[Key] = deque()
+        self.warnings: list[str] = []
+
+    def grammar(self) -> Grammar:
+        """The grammar of the whole document: its root value and nothing else."""
+        start = self.ref(conjunction([location("")]), 0)
+        while self.queue:
+            key = self.queue.popleft()
+            self.bodies[self.names[key]] = self._body(*key)
+        assert isinstance(start, RuleRef)
+        return Grammar(tuple(Rule(name, body) for name, body in self.bodies.items()),
+                       start=start.name)
+
+    def ref(self, conj: Conjunction, depth: int) -> Node:
+        """A reference to the rule of `conj` at `depth` (queued on first use)."""
+        if self.layout.indented and depth > self.options.max_indent_depth:
+            return NOTHING
+        depth = depth if self.layout.indented else 0
+        key = (conj, depth)
+        name = self.names.get(key)
+        if name is None:
+            if len(self.names) >= self.limits.max_schema_rules:
+                raise self.limits.exceeded("max_schema_rules", len(self.names) + 1,
+                                           "grammar rules for the schema's subschemas")
+            name = self._name(conj, depth)
+            self.names[key] = name
+            self.queue.append(key)
+        return RuleRef(name)
+
+    def member(self, pointers: list[str], depth: int) -> Node:
+        """The rule of the conjunction of the subschemas at `pointers`."""
+        return self.ref(conjunction([location(p) for p in pointers]), depth)
+
+    def warn(self, message: str) -> None:
+        """Record a lenient relaxation."""
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def _name(self, conj: Conjunction, depth: int) -> str:
+        pointer = conj[0][0] if conj else ""
+        tail = [t for t in pointer.split("/")[1:] if t not in ("properties", "items", "$defs",
+                                                               "definitions")][-2:]
+        base = re.sub(r"[^a-zA-Z0-9]+", "-", "-".join(tail)).strip("-")[:40] or "value"
+        if not self.names:
+            base = "root"
+        name = base if depth == 0 else f"{base}-d{depth}"
+        n = 1
+        while name in self.bodies or name in self.names.values():
+            n += 1
+            name = f"{base}-{n}" if depth == 0 else f"{base}-d{depth}-{n}"
+        return name
+
+    def _body(self, conj: Conjunction, depth: int) -> Node:
+        parts = self.collector.flatten(conj)
+        if parts is None:
+            return NOTHING
+        for loc in parts:
+            pointer, ignored = loc
+            schema = self.doc.at(pointer)
+            for keyword in ("anyOf", "oneOf"):
+                if keyword in schema and keyword not in ignored:
+                    return self._alternatives(parts, loc, keyword, depth)
+        c = self.collector.collect(parts)
+        for w in c.warnings:
+            self.warn(w)
+        return self._typed(c, depth)
+
+    def _alternatives(self, parts: list, loc: tuple[str, frozenset[str]], keyword: str,
+                      depth: int) -> Node:
+        pointer, ignored = loc
+        branches = [join(pointer, keyword, i) for i in range(len(self.doc.at(pointer)[keyword]))]
+        if keyword == "oneOf":
+            from .disjointness import provably_disjoint
+
+            if not provably_disjoint(self, branches):
+                message = (f"{join(pointer, 'oneOf')}: the branches of oneOf may overlap, and "
+                           "exactly-one-of is not expressible here")
+                if not self.options.lenient:
+                    raise GrammarError(message + "; make them disjoint (for example with a "
+                                       "const discriminator property), use anyOf, or compile "
+                                       "with lenient=True to read it as anyOf",
+                                       code="unsupported-keyword")
+                self.warn(message + "; read as anyOf (lenient)")
+        rest = [p for p in parts if p != loc] + [(pointer, ignored | {keyword})]
+        alts = [self.ref(conjunction(rest + [location(b)]), depth) for b in branches]
+        return Choice(tuple(alts)) if alts else NOTHING
+
+    def _typed(self, c: Constraints, depth: int) -> Node:
+        if c.nots:
+            from .negation import apply_nots
+
+            apply_nots(self, c)
+        if c.values is not None:
+            members = enum_members(self, c)
+            from .values import value_node
+
+            alts = [value_node(v, self.layout, depth) for v in members]
+            return Choice(tuple(alts)) if alts else NOTHING
+        alts: list[Node] = []
+        if "null" in c.types:
+            alts.append(Literal(b"null"))
+        if "boolean" in c.types:
+            alts.extend(Literal(b"true" if v else b"false") for v in (True, False)
+                        if canonical(v) not in c.excluded_values)
+        if c.numbers:
+            node = number_text(self, c)
+            if node is not None:
+                alts.append(node)
+        if "string" in c.types:
+            node = string_text(self, c)
+            if node is not None:
+                alts.append(node)
+        if "array" in c.types:
+            from .arrays import array_node
+
+            node = array_node(self, c, depth)
+            if node is not None:
+                alts.append(node)
+        if "object" in c.types:
+            from .objects import object_node
+
+            node = object_node(self, c, depth)
+            if node is not None:
+                alts.append(node)
+        return Choice(tuple(alts)) if alts else NOTHING
+
+
+def unsupported(t: Translator, message: str, code: str = "unsupported-keyword") -> None:
+    """Raise for an unsupported construct, or record a warning when lenient."""
+    if not t.options.lenient:
+        raise GrammarError(message + "; compile with lenient=True to ignore it (the output may "
+                           "then violate it)", code=code)
+    t.warn(message + "; ignored (lenient)")
+
+
+def schema_value(t: Translator, pointer: str) -> Any:
+    """The subschema at `pointer`."""
+    return t.doc.at(pointer)

@@ -1,0 +1,211 @@
+"""The JSON Schema frontend on hand-written schemas: each keyword's exact semantics, the
+layouts, the errors (code and JSON pointer), and lenient relaxations."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grammask.compiler import GrammarError, Limits
+from grammask.compiler.json_schema import (
+    JsonSchemaOptions, compile_json_schema, load_schema, schema_to_grammar,
+)
+from tests.json_schema_suite import accepts, byte_vocabulary
+
+
+def compiled(schema: object, **options: object):  # type: ignore[no-untyped-def]
+    return compile_json_schema(schema, byte_vocabulary(), **options)
+
+
+def check(schema: object, valid: list, invalid: list, **options: object) -> None:
+    c = compiled(schema, **options)
+    for value in valid:
+        for text in (json.dumps(value), json.dumps(value, ensure_ascii=False),
+                     json.dumps(value, separators=(",", ":")), json.dumps(value, indent=2)):
+            assert accepts(c, text), f"valid {text[:200]!r} rejected"
+    for value in invalid:
+        text = json.dumps(value)
+        assert not accepts(c, text), f"invalid {text[:200]!r} accepted"
+
+
+PERSON = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150},
+        "pets": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+    },
+    "required": ["name", "age"],
+}
+
+
+def test_person_schema() -> None:
+    check(PERSON,
+          [{"name": "Ann", "age": 30}, {"name": "Ann", "age": 30, "pets": ["cat", "dog"]},
+           {"name": "Zoë", "age": 0, "pets": []}, {"name": "A", "age": 1, "extra": [1, {}]}],
+          [{"name": "Ann"}, {"name": "", "age": 3}, {"name": "Ann", "age": -1},
+           {"name": "Ann", "age": 151}, {"name": "Ann", "age": 3.5},
+           {"name": "Ann", "age": 3, "pets": ["a", "b", "c", "d"]}, {"name": "Ann", "age": "3"},
+           [], "Ann"])
+
+
+def test_strict_closes_objects_and_additional_false() -> None:
+    check(PERSON, [{"name": "Ann", "age": 30}], [{"name": "Ann", "age": 30, "x": 1}], strict=True)
+    check({**PERSON, "additionalProperties": False}, [{"name": "Ann", "age": 30}],
+          [{"name": "Ann", "age": 30, "x": 1}])
+
+
+def test_keys_follow_schema_order_and_escapes() -> None:
+    c = compiled(PERSON)
+    assert not accepts(c, '{"age": 3, "name": "x"}')
+    assert accepts(c, '{"n\\u0061me": "x", "age": 3}')
+    assert accepts(c, '{"name": "\\u00e9\\n", "age": 3}')
+    assert not accepts(c, '{"name": "x", "age": 3, "name": "y"}')
+
+
+def test_additional_and_pattern_properties() -> None:
+    schema = {"properties": {"a": {"type": "integer"}},
+              "patternProperties": {"^x-": {"type": "string"}},
+              "additionalProperties": {"type": "boolean"}}
+    check(schema, [{"a": 1}, {"a": 1, "x-y": "s", "b": True}, {"x-": "s"}, {}],
+          [{"a": "s"}, {"x-y": 1}, {"b": 1}, {"a": 1, "x-q": True}])
+
+
+def test_property_names_and_counts() -> None:
+    check({"propertyNames": {"maxLength": 2}, "minProperties": 1, "maxProperties": 2},
+          [{"ab": 1}, {"a": 1, "b": 2}], [{}, {"abc": 1}, {"a": 1, "b": 2, "c": 3}])
+
+
+def test_arrays_prefix_items_and_bounds() -> None:
+    check({"prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False},
+          [[], [1], [1, "a"]], [[1, "a", 2], ["a"], [1, 2]])
+    check({"items": {"type": "integer"}, "minItems": 2, "maxItems": 3},
+          [[1, 2], [1, 2, 3]], [[1], [1, 2, 3, 4], [1, "a"]])
+    check({"items": [{"type": "integer"}], "additionalItems": {"type": "string"},
+           "$schema": "http://json-schema.org/draft-07/schema#"},
+          [[1], [1, "a", "b"]], [["a"], [1, 2]])
+
+
+def test_combinators() -> None:
+    check({"anyOf": [{"type": "integer"}, {"type": "string", "maxLength": 2}]},
+          [1, "ab"], ["abc", 1.5, None])
+    check({"oneOf": [{"type": "integer"}, {"type": "string"}]}, [1, "a"], [None])
+    check({"allOf": [{"properties": {"a": {"type": "integer"}}}, {"required": ["a"]}]},
+          [{"a": 1}], [{}, {"a": "x"}])
+    check({"type": "number", "allOf": [{"minimum": 1}, {"maximum": 2}]}, [1, 1.5, 2], [0, 3])
+
+
+def test_one_of_that_may_overlap_is_an_error_unless_lenient() -> None:
+    schema = {"oneOf": [{"type": "integer"}, {"minimum": 2}]}
+    with pytest.raises(GrammarError) as exc:
+        compiled(schema)
+    assert exc.value.code == "unsupported-keyword" and "/oneOf" in str(exc.value)
+    c = compiled(schema, lenient=True)
+    assert any("oneOf" in n for n in c.notes)
+
+
+def test_discriminated_one_of_is_accepted() -> None:
+    schema = {"oneOf": [
+        {"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}},
+         "required": ["kind"]},
+        {"type": "object", "properties": {"kind": {"const": "b"}, "y": {"type": "string"}},
+         "required": ["kind"]},
+    ]}
+    with pytest.raises(GrammarError):
+        compiled({"oneOf": [{k: v for k, v in b.items() if k != "type"}
+                            for b in schema["oneOf"]]})
+    check(schema, [{"kind": "a", "x": 1}, {"kind": "b", "y": "s"}], [{"kind": "c"}, {"x": 1}])
+
+
+def test_refs_and_recursion() -> None:
+    tree = {"$defs": {"node": {"type": "object", "properties": {
+        "value": {"type": "integer"}, "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+        "required": ["value"], "additionalProperties": False}}, "$ref": "#/$defs/node"}
+    deep = '{"value": 0}'
+    for i in range(2000):
+        deep = f'{{"value": {i}, "children": [{deep}, {{"value": 1}}]}}'
+    check(tree, [{"value": 1}, {"value": 1, "children": [{"value": 2, "children": []}]}],
+          [{"value": 1, "children": [{}]}, {"children": []}])
+    assert accepts(compiled(tree), deep)
+    check({"$id": "http://example.com/root.json", "$defs": {"a": {"$anchor": "thing",
+                                                                   "type": "integer"}},
+           "$ref": "#thing"}, [1], ["a"])
+    check({"definitions": {"a": {"type": "string"}}, "$ref": "#/definitions/a",
+           "$schema": "http://json-schema.org/draft-07/schema#", "type": "integer"}, ["s"], [1])
+
+
+def test_enum_const_and_not() -> None:
+    check({"enum": ["a", 1, None, [1, {"b": True}]]}, ["a", 1, 1.0, None, [1, {"b": True}]],
+          ["b", 2, [1]])
+    check({"type": "string", "enum": ["a", "bb", 3]}, ["a", "bb"], [3, "c"])
+    check({"const": {"a": 1}}, [{"a": 1}, {"a": 1.0}], [{"a": 2}, {}])
+    check({"type": "string", "not": {"enum": ["x", "y"]}}, ["a", "xy", ""], ["x", "y"])
+    check({"not": {"type": ["string", "null"]}}, [1, True, {}], ["a", None])
+    check({"type": "integer", "not": {"const": 3}}, [2, 4], [3])
+
+
+def test_json_mode_accepts_any_json() -> None:
+    for schema in ({}, True):
+        check(schema, [None, 1, -2.5e-3, "x", [], {"a": [1, {"b": None}]}], [])
+    for schema in (False, {"type": "integer", "minimum": 3, "maximum": 2}, {"not": {}}):
+        with pytest.raises(GrammarError) as exc:
+            compiled(schema)
+        assert exc.value.code == "empty-language"
+
+
+def test_layouts() -> None:
+    value = {"a": [1, {"b": None}], "c": {}}
+    c = compiled({}, whitespace="compact")
+    assert accepts(c, json.dumps(value, separators=(",", ":")))
+    assert not accepts(c, json.dumps(value))
+    c = compiled({}, whitespace="indent", indent=4)
+    assert accepts(c, json.dumps(value, indent=4))
+    assert not accepts(c, json.dumps(value, indent=2))
+    assert not accepts(c, json.dumps(value))
+    c = compiled({}, max_whitespace=3)
+    assert accepts(c, '[1,   2]') and not accepts(c, '[1,    2]')
+    c = compiled({}, separators=(", ", ": "))
+    assert accepts(c, json.dumps(value)) and not accepts(c, json.dumps(value, indent=1))
+
+
+@pytest.mark.parametrize("schema, code, pointer", [
+    ({"type": "array", "uniqueItems": True}, "unsupported-keyword", "/uniqueItems"),
+    ({"properties": {"a": {"contains": {}}}}, "unsupported-keyword", "/properties/a/contains"),
+    ({"$ref": "http://example.com/x.json"}, "unsupported-ref", "/$ref"),
+    ({"$ref": "#/$defs/missing"}, "invalid-ref", "/$ref"),
+    ({"type": "strin"}, "invalid-schema", "/type"),
+    ({"minLength": -1}, "invalid-schema", "/minLength"),
+    ({"type": "string", "format": "not-a-format"}, "unsupported-format", "/format"),
+    ([1], "invalid-schema", ""),
+])
+def test_errors_name_the_keyword_and_pointer(schema: object, code: str, pointer: str) -> None:
+    with pytest.raises(GrammarError) as exc:
+        compiled(schema)
+    assert exc.value.code == code
+    assert pointer in str(exc.value)
+
+
+def test_lenient_ignores_with_a_warning() -> None:
+    c = compiled({"type": "array", "uniqueItems": True}, lenient=True)
+    assert any("uniqueItems" in n for n in c.notes)
+    assert accepts(c, "[1, 1]")
+
+
+def test_schema_inputs() -> None:
+    assert load_schema('{"type": "integer"}') == {"type": "integer"}
+    with pytest.raises(GrammarError) as exc:
+        load_schema('{"type": }')
+    assert exc.value.line == 1 and exc.value.column == 10
+    with pytest.raises(ValueError):
+        JsonSchemaOptions(whitespace="tabs")
+
+
+def test_deep_schema_within_limits() -> None:
+    schema: dict = {"type": "integer"}
+    for _ in range(1000):
+        schema = {"type": "array", "items": schema}
+    grammar, _ = schema_to_grammar(schema)
+    assert len(grammar.rules) == 1001
+    with pytest.raises(GrammarError) as exc:
+        schema_to_grammar(schema, limits=Limits(max_schema_depth=100))
+    assert exc.value.code == "budget" and "max_schema_depth" in str(exc.value)
