@@ -7,6 +7,10 @@ Invariants:
   (CALL + r, CALL + r, target) that match one whole derivation of rule r (only in the rule
   automata of the pushdown path, built with `calls`); `eps[s]` holds epsilon targets. Character classes are expanded to their UTF-8 byte sequences, so the NFA
   matches byte strings, and only valid UTF-8 for every class and literal that came from text.
+- Every fragment is entered through a state of its own, so a composite sub-expression that
+  occurs several times in the expression DAG (the same object) and leads to the same end state
+  is built once and entered by epsilon edges from each use: shared suffixes, such as the rest of
+  an object after any of its optional members, stay linear in size.
 - The number of states never exceeds `Limits.max_nfa_states` (checked while building).
 """
 from __future__ import annotations
@@ -15,7 +19,7 @@ import functools
 from dataclasses import dataclass
 
 from .errors import GrammarError
-from .ir import Automaton, CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq
+from .ir import Automaton, CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq, children
 from .limits import DEFAULT_LIMITS, Limits
 from .utf8 import utf8_sequences
 
@@ -82,6 +86,22 @@ def _class_template(ranges: tuple[tuple[int, int], ...]) -> tuple[int, tuple[tup
     return len(prefix_state), tuple(edges)
 
 
+def _shared(root: Node) -> set[int]:
+    """The composite sub-expressions that occur more than once in `root` (a DAG)."""
+    seen: set[int] = set()
+    shared: set[int] = set()
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            if isinstance(n, (Seq, Choice, Repeat, Automaton)):
+                shared.add(id(n))
+            continue
+        seen.add(id(n))
+        stack.extend(children(n))
+    return shared
+
+
 class _Builder:
     def __init__(self, limits: Limits, calls: dict[str, int] | None) -> None:
         self.edges: list[list[tuple[int, int, int]]] = []
@@ -101,9 +121,19 @@ class _Builder:
 
         An explicit work stack rather than recursion, so nesting depth is bounded by memory only.
         """
+        shared = _shared(node)
+        entries: dict[tuple[int, int], int] = {}
         work: list[tuple[Node, int, int]] = [(node, start, end)]
         while work:
             node, s, e = work.pop()
+            if id(node) in shared:
+                entry = entries.get((id(node), e))
+                if entry is not None:
+                    self.eps[s].append(entry)
+                    continue
+                entry = entries[(id(node), e)] = self.state()
+                self.eps[s].append(entry)
+                s = entry
             if isinstance(node, Literal):
                 cur = s
                 for i, b in enumerate(node.data):
@@ -123,10 +153,9 @@ class _Builder:
                     cur = nxt
             elif isinstance(node, Choice):
                 for alt in node.alternatives:
-                    a, b = self.state(), self.state()
+                    a = self.state()
                     self.eps[s].append(a)
-                    self.eps[b].append(e)
-                    work.append((alt, a, b))
+                    work.append((alt, a, e))
             elif isinstance(node, Repeat):
                 self._repeat(node, s, e, work)
             elif isinstance(node, Automaton):
