@@ -1,8 +1,9 @@
-"""The `grammask` command line: `demo`, `compile`, `check` and `lint`.
+"""The `grammask` command line: `demo`, `compile`, `check` and `lint`, for regexes, GBNF and
+Lark grammars, and JSON Schemas (whose handling is in `cli_schema`).
 
 Exit status: 0 success, 1 `check` found a text that does not match or `lint` found errors,
-2 bad input (a pattern or grammar that does not compile, a missing or unreadable file, a bad
-option). Errors in user input are reported as diagnostics, never as tracebacks.
+2 bad input (a pattern, grammar or schema that does not compile, a missing or unreadable file,
+a bad option). Errors in user input are reported as diagnostics, never as tracebacks.
 """
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import argparse
 import json
 import os
 import re
-import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -20,13 +20,23 @@ from typing import TypeVar
 
 from ..runtime import Vocabulary
 from ..runtime.compiled import CompiledGrammar
-from ..runtime.pushdown_token_sets import PushdownTokenSets
-from ..runtime.token_sets import DFATokenSets
 from ..runtime.token_trie import token_trie
 from .analyses.size import automata_sizes, compile_structure
-from .diagnostics import render_diagnostic
+from .cli_report import precompute_token_sets, token_sets_line
+from .cli_schema import (
+    SCHEMA_LANGUAGE,
+    add_schema_options,
+    check_automaton,
+    compile_schema,
+    given_schema_options,
+    is_schema,
+    lint_schema_file,
+    schema_options,
+)
+from .diagnostics import Diagnostic, render, render_diagnostic
 from .errors import GrammarError
 from .ir import Grammar
+from .json_schema.options import JsonSchemaOptions
 from .limits import Limits
 from .lint import (
     EXTENSIONS,
@@ -47,7 +57,7 @@ from .text_check import Automaton, check_text
 __all__ = ["main"]
 
 T = TypeVar("T")
-_BAR = 30
+_LANGUAGES = (*LANGUAGES, SCHEMA_LANGUAGE)
 
 
 class InputError(Exception):
@@ -156,11 +166,13 @@ def load_vocabulary(spec: str) -> tuple[Vocabulary, str]:
 
 
 def _source(args: argparse.Namespace, path: str | None) -> tuple[Source, str]:
-    """The pattern or grammar to compile (--regex or the file `path`) and its language:
-    --language, else the file's extension; other extensions are read as a regex."""
+    """The pattern, grammar or schema to compile (--regex or the file `path`) and its
+    language: --language, else the file's extension (.json: a JSON Schema); other extensions
+    are read as a regex."""
     language = "regex" if args.regex is not None else args.language
     if language is None and path is not None:
-        language = EXTENSIONS.get(Path(path).suffix.lower())
+        language = SCHEMA_LANGUAGE if is_schema(path, None) else \
+            EXTENSIONS.get(Path(path).suffix.lower())
     if language in (None, "regex"):
         return _pattern_source(args.regex, path), "regex"
     assert path is not None
@@ -179,66 +191,49 @@ def _compile_file(source: Source, language: str, start: str | None, limits: Limi
     return _build(source, build, relocate=False)
 
 
-def _precompute(compiled: CompiledGrammar) -> float:
-    """Compute every token set now; the seconds it took. For a pushdown grammar (slower: a
-    trie walk per state) with a progress bar on stderr when it is a terminal, and a one-line
-    summary there either way."""
-    sets = compiled.token_sets
-    t0 = time.perf_counter()
-    if isinstance(sets, DFATokenSets):
-        sets.precompute()
-        return time.perf_counter() - t0
-    sys.stdout.flush()
-    tty = sys.stderr.isatty()
-    drawn_at, width = 0.0, 0
-
-    def progress(done: int, total: int) -> None:
-        nonlocal drawn_at, width
-        now = time.perf_counter()
-        if done < total and now - drawn_at < 0.1:
-            return
-        filled = _BAR * done // total
-        line = f"token sets [{'#' * filled}{'.' * (_BAR - filled)}] {done:,}/{total:,} states"
-        print("\r" + line, end="", file=sys.stderr, flush=True)
-        drawn_at, width = now, len(line)
-
-    sets.precompute(progress if tty else None)
-    seconds = time.perf_counter() - t0
-    summary = f"token sets: {sets.n_computed:,} states computed in {seconds:.2f} s"
-    print(("\r" + summary.ljust(width)) if tty else summary, file=sys.stderr, flush=True)
-    return seconds
+def _schema_options(args: argparse.Namespace, language: str) -> JsonSchemaOptions | None:
+    """The schema options for a schema input, None for another; InputError when schema
+    options are given for a grammar or do not combine."""
+    if language != SCHEMA_LANGUAGE:
+        given = given_schema_options(args)
+        if given:
+            raise InputError(f"{', '.join(given)}: only for JSON Schemas (a .json file or"
+                             " --language jsonschema)")
+        return None
+    try:
+        return schema_options(args)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
-def _token_sets_line(sets: DFATokenSets | PushdownTokenSets, seconds: float) -> str:
-    done = f"{sets.n_computed:,} states in {seconds * 1e3:.1f} ms"
-    if isinstance(sets, DFATokenSets):
-        allowed = [sets.get(s).n_allowed for s in range(sets.dfa.n_states)]
-        return (f"{done}, {sets.nbytes():,} bytes; allowed tokens per state: min"
-                f" {min(allowed):,}, median {statistics.median(allowed):,.0f}, max"
-                f" {max(allowed):,}")
-    n = max(sets.n_computed, 1)
-    return (f"{done}, {sets.nbytes():,} bytes; tokens per state on average:"
-            f" {sets.n_accepted / n:,.0f} accepted, {sets.n_uncertain / n:,.0f} uncertain"
-            " (checked against the stack when a mask is filled)")
+def _warn(source: Source, warnings: list[Diagnostic]) -> None:
+    for diag in warnings:
+        print(render(source.path, source.text, diag), file=sys.stderr)
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
     source, language = _source(args, args.file)
+    options = _schema_options(args, language)
     limits = parse_limits(args.limit)
     t0 = time.perf_counter()
     vocab, vocab_name = load_vocabulary(args.vocab)
     token_trie(vocab)
     load_s = time.perf_counter() - t0
     t0 = time.perf_counter()
+    warnings: list[Diagnostic] = []
     if language == "regex":
         compiled = _build(source, lambda p: compile_regex(p, vocab, limits=limits))
+    elif options is not None:
+        compiled, warnings = _build(source, lambda t: compile_schema(t, vocab, options, limits),
+                                    relocate=False)
     else:
         compiled = _compile_file(source, language, args.start, limits,
                                  lambda g: compile_grammar(g, vocab, limits=limits))
     compile_ms = (time.perf_counter() - t0) * 1e3
     eos = ", ".join(map(str, vocab.eos_token_ids.tolist())) or "none"
+    _warn(source, warnings)
     print(f"{source.path}: compiled in {compile_ms:.1f} ms")
-    print(f"  backend       {'; '.join(compiled.notes) or compiled.kind}")
+    print(f"  backend       {compiled.notes[0] if compiled.notes else compiled.kind}")
     print(f"  vocabulary    {vocab_name}: {vocab.size:,} ids, {vocab.n_tokens:,} tokens,"
           f" EOS {eos}; loaded and indexed in {load_s:.2f} s")
     dfa = compiled.dfa
@@ -249,8 +244,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         assert compiled.pushdown is not None
         print(f"  automata      {automata_sizes(compiled)}, {compiled.pushdown.nbytes():,} bytes")
     if args.precompute:
-        seconds = _precompute(compiled)
-        print(f"  token sets    {_token_sets_line(compiled.token_sets, seconds)}")
+        seconds = precompute_token_sets(compiled)
+        print(f"  token sets    {token_sets_line(compiled.token_sets, seconds)}")
     else:
         print("  token sets    computed on first use (--precompute builds them now)")
     print(f"  memory        {compiled.nbytes():,} bytes in all")
@@ -274,10 +269,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
     path = None if args.regex is not None else (inputs.pop(0) if inputs else None)
     limits = parse_limits(args.limit)
     source, language = _source(args, path)
+    options = _schema_options(args, language)
     texts = _check_texts(args, inputs)
     automaton: Automaton | None
     if language == "regex":
         automaton = _build(source, lambda p: ir_to_dfa(parse_regex(p, limits=limits), limits))
+    elif options is not None:
+        automaton, warnings = _build(source, lambda t: check_automaton(t, options, limits),
+                                     relocate=False)
+        _warn(source, warnings)
     else:
         compiled = _compile_file(source, language, args.start, limits,
                                  lambda g: compile_structure(g, limits))
@@ -300,14 +300,23 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     if args.files.count(STDIN) > 1:
         raise InputError("'-' (stdin) can be given only once")
     for path in args.files:
-        if path != STDIN and not Path(path).is_file():
+        if is_schema(path, args.language) or (path != STDIN and not Path(path).is_file()):
             continue
         try:
             language_for(path, args.language)
         except ValueError as exc:
-            raise InputError(str(exc)) from None
-    reports = [lint_file(path, args.language, limits, args.start, stats=args.stats)
+            raise InputError(f"{exc} (or jsonschema: a JSON Schema, named *.json)") from None
+    try:
+        options = schema_options(args)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    reports = [lint_schema_file(path, options, limits, stats=args.stats)
+               if is_schema(path, args.language)
+               else lint_file(path, args.language, limits, args.start, stats=args.stats)
                for path in args.files]
+    for report in reports:
+        report.diagnostics = [d for d in report.diagnostics
+                              if d.severity == "error" or d.code not in args.no_warn]
     formatter = {"text": format_text, "json": format_json, "sarif": format_sarif}[args.format]
     output = formatter(reports)
     if output:
@@ -321,7 +330,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     source = Source("<regex>", args.pattern)
     try:
         result = _build(source, lambda p: run_demo(args.n, args.seed, p,
-                                                   None if args.json else sys.stdout))
+                                                   None if args.json else sys.stdout,
+                                                   schema_n=args.schema_n))
     except re.error as exc:
         raise InputError(f"--pattern: Python's re rejects it, so answers cannot be checked:"
                          f" {exc}") from None
@@ -330,19 +340,24 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _int_from(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least `minimum`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the `grammask` command."""
-    from .demo import DEFAULT_PATTERN
+    from .demo import DEFAULT_PATTERN, SCHEMA_N
 
     parser = argparse.ArgumentParser(
         prog="grammask", description="Compile grammars to token masks for constrained decoding.")
@@ -350,23 +365,30 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="sample a toy model with and without a grammar mask",
                           description="Sample a toy model that mostly answers {\"age\": 42},"
-                          " freely and through a compiled pattern, and compare validity.")
-    demo.add_argument("--n", type=_positive_int, default=200, help="answers per run (200)")
+                          " freely and through a compiled pattern, and compare validity; then"
+                          " one that answers {\"name\": \"Ada\"} in JSON mode and through a"
+                          " strict person schema, and compare what each guarantees.")
+    demo.add_argument("--n", type=_int_from(1), default=200, help="answers per run (200)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (0)")
     demo.add_argument("--pattern", default=DEFAULT_PATTERN,
                       help="regex the answers must fully match (checked with Python's re)")
+    demo.add_argument("--schema-n", type=_int_from(0), default=SCHEMA_N,
+                      help=f"answers per JSON Schema run ({SCHEMA_N}; 0 skips that part)")
     demo.add_argument("--json", action="store_true", help="print the result as JSON")
     demo.set_defaults(func=_cmd_demo)
 
     limit_help = ("override a compile bound, e.g. max_dfa_states=50000 (repeatable; names: "
                   + ", ".join(f.name for f in fields(Limits)) + ")")
-    comp = sub.add_parser("compile", help="compile a regex or grammar and print its statistics",
-                          description="Compile a regex or a GBNF/Lark grammar against a"
-                          " vocabulary and print the backend it compiles to (a DFA, or rule"
-                          " automata for the pushdown runtime), why, and the statistics. A"
-                          " FILE.regex holds the pattern (one trailing newline is ignored).")
+    comp = sub.add_parser("compile", help="compile a regex, grammar or JSON Schema and print"
+                          " its statistics",
+                          description="Compile a regex, a GBNF/Lark grammar or a JSON Schema"
+                          " against a vocabulary and print the backend it compiles to (a DFA,"
+                          " or rule automata for the pushdown runtime), why, and the"
+                          " statistics. A FILE.regex holds the pattern (one trailing newline"
+                          " is ignored).")
     comp.add_argument("file", nargs="?", metavar="FILE",
-                      help="file holding the pattern (.regex) or grammar (.gbnf, .lark)")
+                      help="file holding the pattern (.regex), grammar (.gbnf, .lark) or JSON"
+                      " Schema (.json)")
     comp.add_argument("--regex", metavar="PATTERN", help="the pattern itself")
     comp.add_argument("--vocab", default="default",
                       help="'default' (Qwen2.5), a tokenizer.json or a .tiktoken file")
@@ -374,39 +396,50 @@ def build_parser() -> argparse.ArgumentParser:
                       help="compute every state's token set now and report its memory (for"
                       " a pushdown grammar with a progress bar on stderr)")
     _grammar_options(comp, limit_help)
+    add_schema_options(comp)
     comp.set_defaults(func=_cmd_compile)
 
-    check = sub.add_parser("check", help="check texts against a regex or grammar",
-                           description="Check whether texts fully match a regex or grammar;"
+    check = sub.add_parser("check", help="check texts against a regex, grammar or JSON Schema",
+                           description="Check whether texts fully match a regex, grammar or"
+                           " JSON Schema (byte for byte as a compiled one generates them);"
                            " for one that does not, report where it stops being a viable"
                            " prefix. Texts are checked byte by byte; text files verbatim (a"
                            " trailing newline is part of the text). Exits 1 if any text does"
                            " not match.")
     check.add_argument("inputs", nargs="*", metavar="[FILE] TEXT",
                        help="with --regex: the texts; otherwise the grammar file (.regex,"
-                       " .gbnf or .lark), then texts")
+                       " .gbnf, .lark) or JSON Schema (.json), then texts")
     check.add_argument("--regex", metavar="PATTERN", help="the pattern itself")
     check.add_argument("--text", action="append", default=[], metavar="TEXT",
                        help="a text to check (repeatable); with no text at all, stdin is read")
     check.add_argument("--text-file", action="append", default=[], metavar="FILE",
                        help="a file whose whole content is one text ('-': stdin; repeatable)")
     _grammar_options(check, limit_help)
+    add_schema_options(check)
     check.set_defaults(func=_cmd_check)
 
-    lint = sub.add_parser("lint", help="report problems in grammar files",
-                          description="Check grammars (.gbnf, .lark, .regex) for errors"
-                          " (undefined or unproductive rules, ...), warnings (unused rules,"
-                          " unbounded whitespace, ambiguity, state budgets) and notes"
-                          " (recursion, regularity, sizes); codes are documented in"
-                          " grammask/specs/diagnostics.md. Exits 0 without errors, 1 with"
-                          " errors (or warnings with --strict), 2 for unusable input.")
-    lint.add_argument("files", nargs="+", metavar="FILE", help="grammar files ('-': stdin)")
-    lint.add_argument("--language", choices=LANGUAGES,
+    lint = sub.add_parser("lint", help="report problems in grammar and JSON Schema files",
+                          description="Check grammars (.gbnf, .lark, .regex) and JSON Schemas"
+                          " (.json) for errors (undefined or unproductive rules, unsupported"
+                          " keywords, ...), warnings (unused rules or definitions, unbounded"
+                          " whitespace, strings or arrays, ambiguity, state budgets) and notes"
+                          " (recursion, regularity, sizes, required values a model may have"
+                          " to invent); codes are documented in grammask/specs/diagnostics.md."
+                          " Exits 0 without errors, 1 with errors (or warnings with --strict),"
+                          " 2 for unusable input.")
+    lint.add_argument("files", nargs="+", metavar="FILE",
+                      help="grammar or schema files ('-': stdin)")
+    lint.add_argument("--language", choices=_LANGUAGES,
                       help="the grammar language (default: from the extension; needed for -)")
     lint.add_argument("--format", choices=("text", "json", "sarif"), default="text",
                       help="text (default; diagnostics then a summary line, on stdout), json"
                       " (one object per line) or sarif (a SARIF 2.1.0 log)")
-    lint.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    lint.add_argument("--strict", action="store_true",
+                      help="exit 1 on warnings too; for a JSON Schema also compile it with"
+                      " --strict and report objects without additionalProperties")
+    lint.add_argument("--no-warn", action="append", default=[], metavar="CODE",
+                      help="leave out warnings and notes with this code (repeatable; errors"
+                      " are always reported)")
     lint.add_argument("--start", metavar="NAME",
                       help="start rule (default: root for GBNF, start for Lark)")
     lint.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
@@ -414,15 +447,16 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--stats", action="store_true",
                       help="also compile each grammar (within the limits) and report its"
                       " backend (dfa or pushdown), why, and the sizes of its automata")
+    add_schema_options(lint, strict=False)
     lint.set_defaults(func=_cmd_lint)
     return parser
 
 
 def _grammar_options(parser: argparse.ArgumentParser, limit_help: str) -> None:
     """--language, --start and --limit, as `compile` and `check` take them."""
-    parser.add_argument("--language", choices=LANGUAGES,
-                        help="the file's language (default: from its extension; other"
-                        " extensions are read as a regex)")
+    parser.add_argument("--language", choices=_LANGUAGES,
+                        help="the file's language (default: from its extension, .json being"
+                        " a JSON Schema; other extensions are read as a regex)")
     parser.add_argument("--start", metavar="NAME",
                         help="start rule of a grammar (default: root for GBNF, start for Lark)")
     parser.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",

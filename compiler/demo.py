@@ -1,4 +1,5 @@
-"""`grammask demo`: a toy model asked for `{"age": 42}`, sampled with and without a grammar mask.
+"""`grammask demo`: a toy model asked for `{"age": 42}`, sampled with and without a grammar mask,
+then (in `demo_schema`) asked for a person in JSON mode and through a strict JSON Schema.
 
 `ToyModel` is a few lines of NumPy that produce real logits vectors over the default (Qwen2.5)
 vocabulary. It mostly copies the usual tokenization of the target answer, with noise on every
@@ -17,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
@@ -31,12 +32,16 @@ from ..runtime.token_trie import token_trie
 from .errors import GrammarError
 from .pipeline import compile_regex
 
-__all__ = ["DEFAULT_PATTERN", "TARGET", "DemoResult", "Generation", "ToyModel", "generate",
-           "run_demo", "sample_token"]
+if TYPE_CHECKING:
+    from .demo_schema import SchemaDemoResult
+
+__all__ = ["DEFAULT_PATTERN", "SCHEMA_N", "TARGET", "DemoResult", "Generation", "ToyModel",
+           "generate", "run_demo", "sample_token"]
 
 TARGET = '{"age": 42}'
 DEFAULT_PATTERN = r'\{"age": [0-9]+\}'
 MAX_TOKENS = 24
+SCHEMA_N = 50
 _BLOCK = 1024
 
 _OPENING = {"Sure": 0.12, "Here": 0.04, " Sure": 0.02, "\n": 0.01, '"': 0.01}
@@ -61,14 +66,18 @@ class ToyModel:
     Every candidate's logit gets fresh normal noise at every step, the rest of the vocabulary
     keeps fixed low logits (about 0.2% of the mass in all), and the preference for EOS and "}"
     grows with the answer's length, so that a model knocked off its script still closes.
+    With `respell` > 0 the token of the next character alone gets that weight too when the
+    usual next token is longer (the same text in smaller pieces, which a real model also gives
+    some probability), so that a mask forbidding the usual token still leaves a likely way on.
     """
 
     def __init__(self, vocab: Vocabulary, seed: int | np.random.SeedSequence = 0,
                  target: str = TARGET, *,
-                 noise: float = 0.5) -> None:
+                 noise: float = 0.5, respell: float = 0.0) -> None:
         self.vocab = vocab
         self.target = target.encode("utf-8")
         self.noise = noise
+        self.respell = respell
         self.eos = vocab.eos_token_id
         self._rng = np.random.default_rng(seed)
         background = self._rng.normal(-18.6, 1.0, vocab.size).astype(np.float32)
@@ -83,6 +92,7 @@ class ToyModel:
         self._slips = self._table(_SLIPS)
         self._done = self._table(_DONE)
         self._next: dict[int, int] = {}
+        self._piece: dict[int, int | None] = {}
 
     def _token(self, text: str) -> int | None:
         ids = self.vocab.encode(text)
@@ -113,6 +123,15 @@ class ToyModel:
             self._next[k] = ids[0] if ids else self.eos
         return self._next[k]
 
+    def _first_piece(self, k: int) -> int | None:
+        """The token of the next character of the target alone, when the usual next token is
+        longer than it."""
+        if k not in self._piece:
+            rest = self.target[k:].decode("utf-8", "ignore")
+            piece = self._token(rest[:1]) if rest else None
+            self._piece[k] = None if piece == self._preferred(k) else piece
+        return self._piece[k]
+
     def candidates(self, tokens: Sequence[int]) -> dict[int, float]:
         """The tokens the model considers next, with unnormalized weights (before noise)."""
         n = len(tokens)
@@ -125,6 +144,9 @@ class ToyModel:
 
         eos = {self.eos: 1.0}
         add({self._preferred(k): 1.0})
+        piece = self._first_piece(k) if self.respell and k < len(self.target) else None
+        if piece is not None:
+            add({piece: self.respell})
         if n == 0:
             add(self._opening)
         elif k == 0:
@@ -225,7 +247,8 @@ class DemoResult:
     """The numbers of one demo run (times in seconds, milliseconds or microseconds as named).
 
     Answer lists hold (text, count) pairs, most common first, of answers that ended with EOS;
-    `capped_examples` shows a few that hit the token cap (counted invalid) instead."""
+    `capped_examples` shows a few that hit the token cap (counted invalid) instead. `schema`
+    holds the JSON Schema part (None when it was skipped); `wall_s` covers both parts."""
 
     n: int
     seed: int
@@ -249,6 +272,7 @@ class DemoResult:
     mask_us_median: float
     accept_us_mean: float
     wall_s: float
+    schema: SchemaDemoResult | None = None
 
     @property
     def unconstrained_rate(self) -> float:
@@ -266,6 +290,7 @@ class DemoResult:
         """Every field plus the three rates, ready for `json.dumps` (answer lists as
         `{"text", "count"}` objects)."""
         d = asdict(self)
+        d["schema"] = self.schema.to_dict() if self.schema is not None else None
         for name in ("unconstrained_failures", "constrained_answers"):
             d[name] = [{"text": t, "count": c} for t, c in d[name]]
         for name in ("unconstrained_rate", "unconstrained_json_rate", "constrained_rate"):
@@ -290,14 +315,18 @@ def _us(values: list[int]) -> tuple[float, float]:
 
 def run_demo(n: int = 200, seed: int = 0, pattern: str = DEFAULT_PATTERN,
              out: TextIO | None = sys.stdout, *, vocab: Vocabulary | None = None,
-             max_tokens: int = MAX_TOKENS) -> DemoResult:
-    """Sample `n` answers freely and `n` through the compiled `pattern`, report, and return
-    the numbers. Validity is `re.fullmatch(pattern, text)` on the decoded text, independent of
-    grammask; an answer that hits `max_tokens` without EOS counts as invalid. `out=None` prints
-    nothing. Raises `GrammarError` for a pattern grammask rejects or one that matches nothing,
-    and `re.error` for one Python's `re` rejects."""
+             max_tokens: int = MAX_TOKENS, schema_n: int = SCHEMA_N) -> DemoResult:
+    """Sample `n` answers freely and `n` through the compiled `pattern`, then `schema_n`
+    answers in JSON mode and `schema_n` through the strict person schema (`demo_schema`; 0
+    skips that part), report, and return the numbers. Validity is `re.fullmatch(pattern,
+    text)` on the decoded text, independent of grammask; an answer that hits `max_tokens`
+    without EOS counts as invalid. `out=None` prints nothing. Raises `GrammarError` for a
+    pattern grammask rejects or one that matches nothing, and `re.error` for one Python's `re`
+    rejects."""
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
+    if schema_n < 0:
+        raise ValueError(f"schema_n must not be negative, got {schema_n}")
     start = time.perf_counter()
     t0 = time.perf_counter()
     vocab_name = "Qwen2.5 default" if vocab is None else "custom"
@@ -360,7 +389,12 @@ def run_demo(n: int = 200, seed: int = 0, pattern: str = DEFAULT_PATTERN,
         constrained_answers=masked.most_common(5),
         capped_examples=(free_capped + masked_capped)[:5],
         constrained_tokens=len(mask_ns), mask_us_mean=mask_mean, mask_us_median=mask_median,
-        accept_us_mean=_us(accept_ns)[0], wall_s=time.perf_counter() - start)
+        accept_us_mean=_us(accept_ns)[0], wall_s=0.0)
+    if schema_n:
+        from .demo_schema import run_schema_demo
+
+        result.schema = run_schema_demo(vocab, schema_n, seed)
+    result.wall_s = time.perf_counter() - start
     if out is not None:
         out.write(format_report(result))
     return result
@@ -400,8 +434,12 @@ def format_report(r: DemoResult) -> str:
          f" token ({r.constrained_tokens:,} tokens; a state's first fill computes its token"
          " set)"),
         f"  accept          mean {r.accept_us_mean:.1f} us per token",
-        f"  wall time       {r.wall_s:.2f} s",
     ]
+    if r.schema is not None:
+        from .demo_schema import format_schema_report
+
+        lines += ["", format_schema_report(r.schema).rstrip("\n")]
+    lines.append(f"  wall time       {r.wall_s:.2f} s")
     return "\n".join(lines) + "\n"
 
 

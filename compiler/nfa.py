@@ -19,7 +19,17 @@ import functools
 from dataclasses import dataclass
 
 from .errors import GrammarError
-from .ir import Automaton, CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq, children
+from .ir import (
+    Automaton,
+    CharClass,
+    Choice,
+    Literal,
+    Node,
+    Repeat,
+    RuleRef,
+    Seq,
+    children,
+)
 from .limits import DEFAULT_LIMITS, Limits
 from .utf8 import utf8_sequences
 

@@ -4,6 +4,8 @@ Which rules stay rules: the start rule and, in each group of mutually recursive 
 rules to break every cycle (a finite automaton cannot count their nesting), chosen so that
 rule ends are rare (see `choose_kept`); every other rule is inlined into its callers, so
 strings, numbers and whitespace become plain byte transitions inside the rule that uses them.
+The costs come from the grammar itself (`rule_summaries`, `end_cost`: first and last bytes,
+nullability, productivity and follow sets of the rules), so the automata are built once.
 With `keep_all`, every reachable rule stays a rule (for grammars whose fully inlined automaton
 is too large).
 
@@ -24,10 +26,20 @@ import numpy as np
 from ..runtime.dfa_table import DFATable
 from ..runtime.pushdown_table import PushdownTable
 from .analyses.common import fold
-from .analyses.productivity import productive_rules
 from .dfa import byte_classes, merge_columns, subset_table
 from .errors import GrammarError
-from .ir import Automaton, CharClass, Choice, Grammar, Literal, Node, Repeat, RuleRef, Seq, references
+from .ir import (
+    Automaton,
+    CharClass,
+    Choice,
+    Grammar,
+    Literal,
+    Node,
+    Repeat,
+    RuleRef,
+    Seq,
+    references,
+)
 from .limits import DEFAULT_LIMITS, Limits
 from .lowering import check_references, cyclic_components, reachable_rules, substitute
 from .minimize import minimize_table
@@ -64,12 +76,13 @@ def choose_kept(grammar: Grammar, order: list[str], cost: dict[str, float]) -> l
     return sorted(set(keep), key=order.index)
 
 
-def rule_bodies(grammar: Grammar, keep: list[str], productive: set[str]) -> dict[str, Node]:
-    """Each kept rule's body with every other rule inlined and unproductive rules removed."""
+def rule_bodies(grammar: Grammar, keep: list[str], order: list[str]) -> dict[str, Node]:
+    """Each kept rule's body with every other rule of `order` (the reachable productive rules)
+    inlined and every rule outside it removed (unproductive: it derives nothing)."""
     rules = grammar.by_name
-    kept = set(keep)
+    kept, productive = set(keep), set(order)
     resolved: dict[str, Node] = {name: NOTHING for name in rules if name not in productive}
-    pending = [name for name in reachable_rules(grammar) if name not in kept and name in productive]
+    pending = [name for name in order if name not in kept]
     graph = {name: {r.name for r in references(rules[name].body)} & set(pending) for name in pending}
     while pending:
         ready = [name for name in pending if not graph[name] - resolved.keys()]
@@ -151,20 +164,40 @@ def _summary(node: Node, rules: dict[str, Summary], memo: dict[int, Summary]) ->
     return fold(node, combine, memo)
 
 
-def end_cost(grammar: Grammar, order: list[str]) -> dict[str, float]:
-    """Per rule of `order` (the reachable productive rules): (bytes that can end it) x (bytes
-    that can follow it), both from the grammar with every rule of `order` kept as a rule."""
+def rule_summaries(grammar: Grammar, names: list[str]
+                   ) -> tuple[dict[str, Summary], dict[str, dict[int, Summary]]]:
+    """The summary of each rule of `names` (a set closed under references, e.g. the reachable
+    rules) as a least fixpoint, and per rule the summaries of its body's nodes by id."""
     rules = grammar.by_name
+    users: dict[str, list[str]] = {name: [] for name in names}
+    for name in names:
+        for used in dict.fromkeys(r.name for r in references(rules[name].body)):
+            if used in users:
+                users[used].append(name)
     summary: dict[str, Summary] = {}
     memos: dict[str, dict[int, Summary]] = {}
-    changed = True
-    while changed:
-        changed = False
-        for name in order:
-            memos[name] = {}
-            value = _summary(rules[name].body, summary, memos[name])
-            if summary.get(name) != value:
-                summary[name], changed = value, True
+    work = list(reversed(names))
+    queued = set(work)
+    while work:
+        name = work.pop()
+        queued.discard(name)
+        memos[name] = {}
+        value = _summary(rules[name].body, summary, memos[name])
+        if summary.get(name) != value:
+            summary[name] = value
+            for user in users[name]:
+                if user not in queued:
+                    queued.add(user)
+                    work.append(user)
+    return summary, memos
+
+
+def end_cost(grammar: Grammar, order: list[str], summary: dict[str, Summary],
+             memos: dict[str, dict[int, Summary]]) -> dict[str, float]:
+    """Per rule of `order` (the reachable productive rules, with their `rule_summaries`):
+    (bytes that can end it) x (bytes that can follow it), both from the grammar with every rule
+    of `order` kept as a rule."""
+    rules = grammar.by_name
     follow = dict.fromkeys(order, 0)
     tails: list[tuple[str, str]] = []
     for name in order:
@@ -203,23 +236,21 @@ def end_cost(grammar: Grammar, order: list[str]) -> dict[str, float]:
 def eliminate_tail_self_calls(nfa: NFA, symbol: int) -> NFA:
     """`nfa` with each call edge on `symbol` whose target can only finish (its epsilon closure
     holds the accept state and no edges) turned into an epsilon edge back to the start."""
-    edges = [list(es) for es in nfa.edges]
-    eps = [list(es) for es in nfa.eps]
-    changed = False
-    for s, es in enumerate(nfa.edges):
-        for edge in es:
-            lo, _, t = edge
-            if lo != symbol:
-                continue
-            tail = nfa.epsilon_closure({t})
-            if nfa.accept in tail and not any(nfa.edges[q] for q in tail):
-                edges[s].remove(edge)
-                eps[s].append(nfa.start)
-                changed = True
-    if not changed:
+    tail_calls = [(s, edge) for s, es in enumerate(nfa.edges) for edge in es
+                  if edge[0] == symbol and _only_finishes(nfa, edge[2])]
+    if not tail_calls:
         return nfa
-    return NFA(edges=tuple(tuple(es) for es in edges), eps=tuple(tuple(es) for es in eps),
-               start=nfa.start, accept=nfa.accept)
+    edges = list(nfa.edges)
+    eps = list(nfa.eps)
+    for s, edge in tail_calls:
+        edges[s] = tuple(e for e in edges[s] if e != edge)
+        eps[s] = (*eps[s], nfa.start)
+    return NFA(edges=tuple(edges), eps=tuple(eps), start=nfa.start, accept=nfa.accept)
+
+
+def _only_finishes(nfa: NFA, state: int) -> bool:
+    tail = nfa.epsilon_closure({state})
+    return nfa.accept in tail and not any(nfa.edges[q] for q in tail)
 
 
 def _rule_dfa(nfa: NFA, classes: np.ndarray, n_calls: int, limits: Limits) -> DFATable:
@@ -232,19 +263,22 @@ def build_pushdown(
     """The rule automata of `grammar`; GrammarError for a missing start rule, an undefined
     reference or an empty language, BudgetExceeded past `limits`."""
     check_references(grammar)
-    productive = productive_rules(grammar)
-    if grammar.start not in productive:
+    reachable = reachable_rules(grammar)
+    summary, memos = rule_summaries(grammar, reachable)
+    order = [name for name in reachable if summary[name][0]]
+    if grammar.start not in order:
         raise GrammarError(
             f"the language is empty: the start rule '{grammar.start}' derives no finite string",
             code="empty-language")
-    order = [name for name in reachable_rules(grammar) if name in productive]
-    keep = order if keep_all else choose_kept(grammar, order, end_cost(grammar, order))
-    return _build(grammar, keep, productive, limits)
+    if keep_all:
+        return _build(grammar, order, order, limits)
+    cost = end_cost(grammar, order, summary, memos)
+    return _build(grammar, choose_kept(grammar, order, cost), order, limits)
 
 
-def _build(grammar: Grammar, keep: list[str], productive: set[str], limits: Limits) -> PushdownTable:
+def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits) -> PushdownTable:
     index = {name: i for i, name in enumerate(keep)}
-    bodies = rule_bodies(grammar, keep, productive)
+    bodies = rule_bodies(grammar, keep, order)
     nfas = [eliminate_tail_self_calls(build_nfa(bodies[name], limits, calls=index), CALL + i)
             for i, name in enumerate(keep)]
     classes = byte_classes(nfas)

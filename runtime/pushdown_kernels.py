@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .earley import KERNEL, MARK, N_SETS, OVERFLOW, STEP, _push, _start
+from .earley import KERNEL, MARK, N_ITEMS, N_SETS, OVERFLOW, STEP, _push, _start
 
 # Columns of the store's per-state metadata.
 STATUS, DEFAULT, SLOT, PATCH_BEGIN, PATCH_LEN, UNC_BEGIN, UNC_LEN = range(7)
@@ -23,36 +23,98 @@ ZERO, BASE, OWN = 0, 1, 2
 NEED = -2
 
 
+@njit(**STEP)
+def _note_chain(coff, acc, items, sets, chain, p):  # type: ignore[no-untyped-def]
+    """Record in chain[p] whether the materialized set p is one plain item (a state that
+    neither calls nor accepts): (state, origin, item slot), or state -1."""
+    j = sets[p, 0]
+    s = items[j, 0]
+    if sets[p + 1, 0] - j == 1 and coff[s] == coff[s + 1] and not acc[s]:
+        chain[p, 0] = s
+        chain[p, 1] = items[j, 1]
+        chain[p, 2] = j
+    else:
+        chain[p, 0] = -1
+
+
 @njit(**KERNEL)
-def classify_tokens(g, e, state, follow, data, offsets, lcp, ids, popok, row, uncertain):  # type: ignore[no-untyped-def]
+def next_shorter_prefix(lcp, out):  # type: ignore[no-untyped-def]
+    """out[i] = the first j > i with lcp[j] < lcp[i] (len(lcp) if none): every token from i up
+    to it starts with the first lcp[i] bytes of token i - 1, so once a walk rejected a prefix of
+    token i - 1 no longer than that, it skips them all."""
+    m = len(lcp)
+    for i in range(m - 1, -1, -1):
+        j = i + 1
+        while j < m and lcp[j] >= lcp[i]:
+            j = out[j]
+        out[i] = j
+
+
+@njit(**KERNEL)
+def classify_tokens(g, e, state, follow, data, offsets, lcp, skip, ids, popok, chain, row, uncertain):  # type: ignore[no-untyped-def]
     """Walk the trie from root item (state, -1): set accepted tokens' bits in `row` (uint32
     words), write uncertain trie positions to `uncertain`; return (accepted, uncertain) counts,
-    or (OVERFLOW, 0) when `e` must grow. `popok` is bool[max token length + 2] scratch."""
+    or (OVERFLOW, 0) when `e` must grow. `skip` is `next_shorter_prefix` of `lcp`; `popok`
+    (bool) and `chain` (int64[:, 3]) are scratch of max token length + 2 rows.
+
+    A set that is one plain item, and each set after it reached by a byte to another plain
+    state, is only noted in `chain` (state, origin, the item slot it would take) and written
+    when a byte leaves the plain states: no set after it can have it as its origin, so within
+    a string the walk is one table lookup per byte."""
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
     items, sets, per_state, counters = e
     if _start(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
               counters, state) == OVERFLOW:
         return OVERFLOW, 0
     popok[0] = False
+    _note_chain(coff, acc, items, sets, chain, 0)
     m = len(lcp)
     good = 0
     dead_uncertain = False
     n_acc = 0
     n_unc = 0
-    for i in range(m):
+    i = 0
+    while i < m:
         p = lcp[i]
         if p > good:
             if dead_uncertain:
                 uncertain[n_unc] = i
                 n_unc += 1
+                i += 1
+            else:
+                i = skip[i]
             continue
         begin = offsets[i]
         length = offsets[i + 1] - begin
-        counters[N_SETS] = 1 + p
         alive = True
         while p < length:
             b = data[begin + p]
-            popok[p + 1] = popok[p] or (sets[counters[N_SETS] - 1, 1] == 1 and follow[b])
+            s = chain[p, 0]
+            if s >= 0:
+                popok[p + 1] = popok[p]
+                t = tr[s, bc[b]]
+                if t < 0:
+                    alive = False
+                    break
+                if coff[t] == coff[t + 1] and not acc[t]:
+                    chain[p + 1, 0] = t
+                    chain[p + 1, 1] = chain[p, 1]
+                    chain[p + 1, 2] = chain[p, 2]
+                    p += 1
+                    continue
+                j = chain[p, 2]
+                if j >= items.shape[0] or p + 2 >= sets.shape[0]:
+                    return OVERFLOW, 0
+                items[j, 0] = s
+                items[j, 1] = chain[p, 1]
+                items[j, 2] = -1
+                sets[p, 0] = j
+                sets[p, 1] = 0
+                sets[p + 1, 0] = j + 1
+                counters[N_ITEMS] = j + 1
+            else:
+                popok[p + 1] = popok[p] or (sets[p, 1] == 1 and follow[b])
+            counters[N_SETS] = 1 + p
             r = _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
                       per_state, counters, b)
             if r == OVERFLOW:
@@ -61,6 +123,7 @@ def classify_tokens(g, e, state, follow, data, offsets, lcp, ids, popok, row, un
                 alive = False
                 break
             p += 1
+            _note_chain(coff, acc, items, sets, chain, p)
         good = p
         if alive:
             t = ids[i]
@@ -72,6 +135,7 @@ def classify_tokens(g, e, state, follow, data, offsets, lcp, ids, popok, row, un
             if dead_uncertain:
                 uncertain[n_unc] = i
                 n_unc += 1
+        i += 1
     counters[N_SETS] = 1
     return n_acc, n_unc
 

@@ -20,8 +20,20 @@ from collections.abc import Callable
 import numpy as np
 
 from .earley import OVERFLOW, EarleyArrays
-from .pushdown_kernels import (BASE, DEFAULT, OWN, PATCH_BEGIN, PATCH_LEN, SLOT, STATUS,
-                               UNC_BEGIN, UNC_LEN, ZERO, classify_tokens)
+from .pushdown_kernels import (
+    BASE,
+    DEFAULT,
+    OWN,
+    PATCH_BEGIN,
+    PATCH_LEN,
+    SLOT,
+    STATUS,
+    UNC_BEGIN,
+    UNC_LEN,
+    ZERO,
+    classify_tokens,
+    next_shorter_prefix,
+)
 from .pushdown_table import PushdownTable
 from .token_sets import bitmask_words
 from .token_trie import TokenTrie, token_trie
@@ -36,19 +48,22 @@ def _grown(a: np.ndarray, need: int) -> np.ndarray:
     return out
 
 
-_BASE_ROWS: "weakref.WeakKeyDictionary[TokenTrie, np.ndarray]" = weakref.WeakKeyDictionary()
+_PER_TRIE: weakref.WeakKeyDictionary[TokenTrie, tuple[np.ndarray, np.ndarray]] = \
+    weakref.WeakKeyDictionary()
 
 
-def _base_row(trie: TokenTrie, n_words: int) -> np.ndarray:
-    """The uint32 row of every token in `trie`, shared by every grammar over it (never written:
-    kept writeable so the kernels see one array type)."""
-    row = _BASE_ROWS.get(trie)
-    if row is None or len(row) != n_words:
+def _trie_arrays(trie: TokenTrie, n_words: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the uint32 row of every token in `trie`, `next_shorter_prefix` of its lcp), shared by
+    every grammar over it and never written (kept writeable so kernels see one array type)."""
+    cached = _PER_TRIE.get(trie)
+    if cached is None or len(cached[0]) != n_words:
         bits = np.zeros(32 * n_words, dtype=np.bool_)
         bits[trie.ids] = True
-        row = np.packbits(bits, bitorder="little").view(np.uint32)
-        _BASE_ROWS[trie] = row
-    return row
+        skip = np.empty(trie.n_tokens, dtype=np.int32)
+        next_shorter_prefix(trie.lcp, skip)
+        cached = np.packbits(bits, bitorder="little").view(np.uint32), skip
+        _PER_TRIE[trie] = cached
+    return cached
 
 
 class PushdownTokenSets:
@@ -59,7 +74,7 @@ class PushdownTokenSets:
         self.vocab = vocab
         self.trie: TokenTrie = token_trie(vocab)
         self.n_words = bitmask_words(vocab.size)
-        self.base_row = _base_row(self.trie, self.n_words)
+        self.base_row, self.skip = _trie_arrays(self.trie, self.n_words)
         self.eos_ids = np.asarray(vocab.eos_token_ids, dtype=np.int64)
         self.max_patch_words = max(64, self.n_words // 16)
         self.g = (table.transitions, table.byte_class, table.accepting, table.call_offsets,
@@ -94,21 +109,23 @@ class PushdownTokenSets:
             if progress is not None:
                 progress(s + 1, n)
 
-    def _classify(self, state: int) -> tuple[np.ndarray, np.ndarray]:
+    def _classify(self, state: int) -> tuple[np.ndarray, np.ndarray, int]:
         t = self.trie
         follow = self.table.follow[int(self.table.state_rule[state])]
         uncertain = np.empty(max(1, t.n_tokens), dtype=np.int32)
         popok = np.zeros(t.max_len + 2, dtype=np.bool_)
+        chain = np.zeros((t.max_len + 2, 3), dtype=np.int64)
         while True:
             words = np.zeros(self.n_words, dtype=np.uint32)
             n_acc, n_unc = classify_tokens(self.g, self._scratch.kernel_args(), np.int32(state),
-                                           follow, t.data, t.offsets, t.lcp, t.ids, popok,
-                                           words, uncertain)
+                                           follow, t.data, t.offsets, t.lcp, self.skip, t.ids,
+                                           popok, chain, words, uncertain)
             if n_acc != OVERFLOW:
-                return words, uncertain[:n_unc].copy()
+                return words, uncertain[:n_unc].copy(), int(n_acc)
             self._scratch.grow()
 
-    def _store(self, state: int, words: np.ndarray, uncertain: np.ndarray) -> None:
+    def _store(self, state: int, words: np.ndarray, uncertain: np.ndarray, n_accepted: int
+               ) -> None:
         meta, dense, base, patches, unc_store = self.snapshot
         best_kind, best_idx = ZERO, np.flatnonzero(words)
         base_idx = np.flatnonzero(words != base)
@@ -140,7 +157,7 @@ class PushdownTokenSets:
         self.snapshot = (meta, dense, base, patches, unc_store)
         meta[state, STATUS] = 0
         self.n_computed += 1
-        self.n_accepted += int(np.unpackbits(words.view(np.uint8)).sum())
+        self.n_accepted += n_accepted
         self.n_uncertain += len(uncertain)
 
     def nbytes(self) -> int:

@@ -303,13 +303,127 @@ def test_check_text_agrees_between_dfa_and_pushdown(text: str) -> None:
         assert (a.code, a.message, a.line, a.column) == (b.code, b.message, b.line, b.column)
 
 
+# ------------------------------------------------------------------ JSON Schemas
+
+PERSON = """{
+  "type": "object",
+  "properties": {
+    "name": {"type": "string", "maxLength": 20},
+    "age": {"type": "integer"},
+    "pets": {"type": "array", "items": {"enum": ["cat", "dog"]}, "maxItems": 3}
+  },
+  "required": ["name", "age"],
+  "additionalProperties": false
+}
+"""
+
+
+@pytest.fixture
+def person(tmp_path: Path) -> Path:
+    path = tmp_path / "person.schema.json"
+    path.write_text(PERSON, encoding="utf-8")
+    return path
+
+
+def test_compile_schema_file(capsys: pytest.CaptureFixture[str], person: Path) -> None:
+    code, out, err = run(capsys, "compile", str(person))
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{person}: compiled in ") and lines[0].endswith(" ms")
+    assert lines[1] == "  backend       dfa: no rule reachable from the start is recursive"
+    assert lines[3].startswith("  DFA           ") and " states (1 accepting)" in lines[3]
+    code, out, _ = run(capsys, "compile", str(person), "--whitespace", "compact")
+    compact = int(out.splitlines()[3].split()[1].replace(",", ""))
+    flexible = int(lines[3].split()[1].replace(",", ""))
+    assert code == 0 and compact < flexible
+
+
+def test_compile_recursive_schema_and_lenient_warnings(capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path) -> None:
+    path = tmp_path / "tree.json"
+    path.write_text('{\n  "type": "array",\n  "uniqueItems": true\n}\n', encoding="utf-8")
+    code, out, err = run(capsys, "compile", str(path))
+    assert code == 2 and out == ""
+    assert err.splitlines() == [
+        (f"{path}:3:3: error: at /uniqueItems: keyword 'uniqueItems' is not supported; compile"
+         " with lenient=True (CLI: --lenient) to ignore it (the output may then violate it)"
+         " [unsupported-keyword]"), ' 3 |   "uniqueItems": true', "   |   ^"]
+    code, out, err = run(capsys, "compile", str(path), "--lenient")
+    assert code == 0
+    assert out.splitlines()[1].startswith("  backend       pushdown: the grammar is recursive")
+    assert err.startswith(f"{path}:3:3: warning: at /uniqueItems: ")
+    assert err.splitlines()[0].endswith("[schema-lenient-ignored]")
+
+
+def test_check_schema_file(capsys: pytest.CaptureFixture[str], person: Path) -> None:
+    code, out, _ = run(capsys, "check", str(person), '{"name": "Ada", "age": 36}',
+                       '{"name": "Ada"}', '{"name": "Ada", "age": 36, "pets": ["cow"]}')
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == "<text 1>: match"
+    assert lines[1].startswith("<text 2>:1:15: error: no match: at byte offset 14, '}'")
+    assert lines[4].startswith("<text 3>:1:39: error: no match: at byte offset 38, 'o'")
+    assert lines[-1] == "1 of 3 texts match"
+
+
+def test_check_schema_layouts(capsys: pytest.CaptureFixture[str], person: Path,
+                              tmp_path: Path) -> None:
+    value = {"name": "Ada", "age": 36, "pets": ["cat"]}
+    indented = tmp_path / "indented.txt"
+    indented.write_text(json.dumps(value, indent=3), encoding="utf-8")
+    for options, matches in ((["--indent", "3"], True), (["--whitespace", "compact"], False),
+                             (["--indent", "2"], False), ([], True)):
+        code, out, _ = run(capsys, "check", str(person), "--text-file", str(indented), *options)
+        assert (code == 0) == matches, (options, out)
+    compact = json.dumps(value, separators=(",", ":"))
+    for options in (["--whitespace", "compact"], []):
+        assert run(capsys, "check", str(person), "--text", compact, *options)[0] == 0
+    assert run(capsys, "check", str(person), "--text", compact, "--indent", "2")[0] == 1
+
+
+def test_check_schema_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"type": "integer", "minimum": 5, "maximum": 1}', encoding="utf-8")
+    code, out, err = run(capsys, "check", str(empty), "1")
+    assert code == 2 and out == ""
+    assert err.startswith(f"{empty}:1:1: error: no JSON value satisfies this schema")
+    assert "[empty-language]" in err
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"type": "object",\n "properties": {"a": {"type": "strin"}}}',
+                      encoding="utf-8")
+    code, _, err = run(capsys, "check", str(broken), "{}")
+    assert code == 2 and err.startswith(f"{broken}:2:23: error: at /properties/a/type: ")
+
+
+def test_schema_options_only_for_schemas(capsys: pytest.CaptureFixture[str],
+                                         tmp_path: Path, person: Path) -> None:
+    grammar = tmp_path / "a.gbnf"
+    grammar.write_text('root ::= "a"\n', encoding="utf-8")
+    code, _, err = run(capsys, "compile", str(grammar), "--strict", "--lenient")
+    assert code == 2 and "--strict, --lenient: only for JSON Schemas" in err
+    code, _, err = run(capsys, "check", "--regex", "a", "--whitespace", "compact", "a")
+    assert code == 2 and "--whitespace: only for JSON Schemas" in err
+    code, _, err = run(capsys, "check", str(person), "{}", "--whitespace", "compact",
+                       "--indent", "2")
+    assert code == 2 and "--indent applies to --whitespace indent" in err
+    schema_txt = tmp_path / "person.txt"
+    schema_txt.write_text(PERSON, encoding="utf-8")
+    code, out, _ = run(capsys, "check", "--language", "jsonschema", str(schema_txt),
+                       '{"name": "x", "age": 1}')
+    assert code == 0 and out.endswith("1 of 1 text matches\n")
+
+
 # ------------------------------------------------------------------ demo and script
 
 def test_demo_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "demo", "--n", "8", "--seed", "2", "--json")
+    code, out, _ = run(capsys, "demo", "--n", "8", "--seed", "2", "--schema-n", "3", "--json")
     assert code == 0
     result = json.loads(out)
     assert result["n"] == 8 and result["constrained_rate"] == 1.0
+    schema = result["schema"]
+    assert schema["n"] == 3 and schema["strict"]["valid"] == schema["strict"]["finished"]
+    code, out, _ = run(capsys, "demo", "--n", "2", "--schema-n", "0", "--json")
+    assert code == 0 and json.loads(out)["schema"] is None
 
 
 def test_demo_bad_patterns(capsys: pytest.CaptureFixture[str]) -> None:
@@ -317,6 +431,8 @@ def test_demo_bad_patterns(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and err.startswith("<regex>:1:2: error: lookahead")
     code, _, err = run(capsys, "demo", "--n", "0")
     assert code == 2 and "--n" in err
+    code, _, err = run(capsys, "demo", "--schema-n", "-1")
+    assert code == 2 and "--schema-n" in err
 
 
 def test_console_script_runs() -> None:

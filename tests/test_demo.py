@@ -1,4 +1,5 @@
-"""Tests for the toy-model demo (grammask.compiler.demo)."""
+"""Tests for the toy-model demo (grammask.compiler.demo and its JSON Schema part,
+grammask.compiler.demo_schema)."""
 from __future__ import annotations
 
 import io
@@ -17,6 +18,14 @@ from grammask.compiler.demo import (
     run_demo,
     sample_token,
 )
+from grammask.compiler.demo_schema import (
+    PERSON_SCHEMA,
+    PERSON_TARGET,
+    SchemaDemoResult,
+    format_schema_report,
+    person_problem,
+    run_schema_demo,
+)
 from grammask.runtime import Vocabulary
 
 TIMING_FIELDS = {"vocab_load_s", "compile_ms", "mask_us_mean", "mask_us_median",
@@ -31,11 +40,18 @@ def vocab() -> Vocabulary:
 @pytest.fixture(scope="module")
 def small() -> tuple[DemoResult, str]:
     out = io.StringIO()
-    return run_demo(n=30, seed=0, out=out), out.getvalue()
+    return run_demo(n=30, seed=0, out=out, schema_n=8), out.getvalue()
 
 
-def outcome(result: DemoResult) -> dict[str, object]:
-    return {k: v for k, v in result.to_dict().items() if k not in TIMING_FIELDS}
+def untimed(d: object) -> object:
+    """`d` without its timing fields, at any depth."""
+    if isinstance(d, dict):
+        return {k: untimed(v) for k, v in d.items() if k not in TIMING_FIELDS}
+    return d
+
+
+def outcome(result: DemoResult) -> object:
+    return untimed(result.to_dict())
 
 
 def test_constrained_is_always_valid(small: tuple[DemoResult, str]) -> None:
@@ -55,10 +71,12 @@ def test_unconstrained_is_sometimes_invalid(small: tuple[DemoResult, str]) -> No
 
 
 def test_deterministic_per_seed(small: tuple[DemoResult, str]) -> None:
-    again = run_demo(n=30, seed=0, out=None)
+    again = run_demo(n=30, seed=0, out=None, schema_n=8)
     assert outcome(again) == outcome(small[0])
-    other = run_demo(n=30, seed=1, out=None)
-    assert outcome(other) != outcome(small[0])
+    other = run_demo(n=30, seed=1, out=None, schema_n=0)
+    first = outcome(small[0])
+    assert isinstance(first, dict)
+    assert outcome(other) != {**first, "schema": None}
 
 
 def test_timings_reported(small: tuple[DemoResult, str]) -> None:
@@ -68,25 +86,29 @@ def test_timings_reported(small: tuple[DemoResult, str]) -> None:
     assert result.accept_us_mean > 0
     assert result.vocab_size == 151_851
     for needle in ("151,851", "unconstrained", "constrained     valid 30/30 (100.0%)",
-                   "mask fill", "median", "accept", "wall time"):
+                   "mask fill", "median", "accept", "wall time", "JSON mode ({})",
+                   "strict schema", "valid person"):
         assert needle in text
+    assert text.rstrip("\n").splitlines()[-1].startswith("  wall time ")
 
 
 def test_json_round_trip(small: tuple[DemoResult, str]) -> None:
     d = json.loads(json.dumps(small[0].to_dict()))
     assert d["constrained_rate"] == 1.0
     assert d["unconstrained_failures"][0].keys() == {"text", "count"}
+    assert d["schema"]["strict"]["answers"][0].keys() == {"text", "count"}
 
 
 def test_lesson_ballpark() -> None:
-    result = run_demo(n=200, seed=0, out=None)
+    result = run_demo(n=200, seed=0, out=None, schema_n=0)
+    assert result.schema is None
     assert 0.5 <= result.unconstrained_rate <= 0.8
     assert result.constrained_rate == 1.0
     assert result.unconstrained_capped == 0
 
 
 def test_custom_pattern() -> None:
-    result = run_demo(n=10, seed=3, pattern=r"[0-9]+", out=None)
+    result = run_demo(n=10, seed=3, pattern=r"[0-9]+", out=None, schema_n=0)
     assert result.constrained_valid == 10
     assert result.unconstrained_valid == 0
     assert all(t.isdigit() for t, _ in result.constrained_answers)
@@ -95,6 +117,8 @@ def test_custom_pattern() -> None:
 def test_rejected_pattern_raises() -> None:
     with pytest.raises(GrammarError) as info:
         run_demo(n=2, pattern="a(?=b)", out=None)
+    with pytest.raises(ValueError):
+        run_demo(n=2, out=None, schema_n=-1)
     assert info.value.column == 2
 
 
@@ -144,3 +168,83 @@ def test_unconstrained_generation_stops_at_the_cap(vocab: Vocabulary) -> None:
     g = generate(model, np.random.default_rng(0), None, max_tokens=3)
     assert len(g.tokens) <= 3
     assert g.finished or len(g.tokens) == 3
+
+
+# ---------------------------------------------------------------- JSON mode vs strict schema
+
+@pytest.fixture(scope="module")
+def schema_run(vocab: Vocabulary) -> SchemaDemoResult:
+    return run_schema_demo(vocab, n=30, seed=0)
+
+
+def test_json_mode_parses_but_misses_fields(schema_run: SchemaDemoResult) -> None:
+    m = schema_run.json_mode
+    assert m.kind == "pushdown" and m.finished >= 25
+    assert m.parsed == m.finished
+    assert m.valid <= 2 and dict(m.problems).get("missing 'age'", 0) >= 20
+    for text, _ in m.answers:
+        json.loads(text)
+
+
+def test_strict_schema_answers_are_all_persons(schema_run: SchemaDemoResult) -> None:
+    m = schema_run.strict
+    assert m.kind == "dfa" and m.finished >= 15
+    assert m.valid == m.parsed == m.finished and m.problems == []
+    for text, _ in m.answers:
+        value = json.loads(text)
+        assert person_problem(value) is None and isinstance(value["age"], int)
+
+
+def test_schema_part_is_seeded(vocab: Vocabulary, schema_run: SchemaDemoResult) -> None:
+    again = run_schema_demo(vocab, n=30, seed=0)
+    assert untimed(again.to_dict()) == untimed(schema_run.to_dict())
+    assert untimed(run_schema_demo(vocab, n=30, seed=5).to_dict()) != untimed(
+        schema_run.to_dict())
+    with pytest.raises(ValueError):
+        run_schema_demo(vocab, n=0)
+
+
+def test_schema_report(schema_run: SchemaDemoResult) -> None:
+    text = format_schema_report(schema_run)
+    m = schema_run.strict
+    assert f"valid person {m.valid}/{m.finished} (100.0%)" in text
+    assert f"finished {schema_run.json_mode.finished}" in text
+    assert PERSON_TARGET in text and "missing 'age'" in text
+    assert json.loads(json.dumps(schema_run.to_dict()))["json_mode"]["schema"] == "{}"
+
+
+@pytest.mark.parametrize("value, problem", [
+    ({"name": "Ada", "age": 3}, None),
+    ({"name": "Ada", "age": 3.0, "pets": ["dog", "cat"]}, None),
+    ({"name": "Ada"}, "missing 'age'"),
+    ({"age": 3}, "missing 'name'"),
+    ({"name": 1, "age": 3}, "'name' is int, not a string"),
+    ({"name": "A", "age": True}, "'age' is bool, not an integer"),
+    ({"name": "A", "age": 2.5}, "'age' is float, not an integer"),
+    ({"name": "A", "age": 2, "pets": ["cow"]}, "'pets' is not an array of \"cat\" and \"dog\""),
+    ({"name": "A", "age": 2, "job": "x"}, "unexpected property 'job'"),
+    ([1], "not an object but list"),
+])
+def test_person_problem(value: object, problem: str | None) -> None:
+    assert person_problem(value) == problem
+
+
+def test_person_problem_agrees_with_jsonschema() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    validator = jsonschema.Draft202012Validator(PERSON_SCHEMA)
+    for value in ({"name": "Ada", "age": 3}, {"name": "Ada"}, {"name": "A", "age": True},
+                  {"name": "A", "age": 2, "pets": ["cow"]}, {"name": "A", "age": 2, "x": 1},
+                  {"name": "A", "age": 2.0}, "Ada", None):
+        assert (person_problem(value) is None) == validator.is_valid(value), value
+
+
+def test_respell_offers_the_next_character_alone(vocab: Vocabulary) -> None:
+    plain = ToyModel(vocab, seed=0, target=PERSON_TARGET)
+    respelled = ToyModel(vocab, seed=0, target=PERSON_TARGET, respell=0.05)
+    prefix = vocab.encode('{"name": "Ada')
+    quote = vocab.encode('"')
+    assert len(quote) == 1
+    assert quote[0] not in plain.candidates(prefix)
+    assert respelled.candidates(prefix)[quote[0]] == pytest.approx(0.05)
+    closing = vocab.encode('{"name": "Ada"')
+    assert respelled.candidates(closing) == plain.candidates(closing)

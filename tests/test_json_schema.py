@@ -209,3 +209,28 @@ def test_deep_schema_within_limits() -> None:
     with pytest.raises(GrammarError) as exc:
         schema_to_grammar(schema, limits=Limits(max_schema_depth=100))
     assert exc.value.code == "budget" and "max_schema_depth" in str(exc.value)
+
+
+def test_support_matrix_matches_the_frontend() -> None:
+    from pathlib import Path
+
+    from grammask.compiler.json_schema.constraints import HANDLED, UNSUPPORTED
+
+    matrix = json.loads((Path(__file__).parents[1] / "specs" / "json_schema_support.json")
+                        .read_text(encoding="utf-8"))["keywords"]
+    assert HANDLED | set(UNSUPPORTED) <= set(matrix)
+    for keyword, entry in matrix.items():
+        assert (entry["status"] == "unsupported") == (keyword in UNSUPPORTED), keyword
+        if entry["status"] == "unsupported":
+            value = UNSUPPORTED_EXAMPLES.get(keyword, {"type": "integer"})
+            with pytest.raises(GrammarError) as exc:
+                compiled({keyword: value, "then": {}, "contains": {}})
+            assert exc.value.code == "unsupported-keyword", keyword
+            assert f"/{keyword}" in str(exc.value)
+
+
+UNSUPPORTED_EXAMPLES = {
+    "uniqueItems": True, "minContains": 2, "maxContains": 2,
+    "dependentRequired": {"a": ["b"]}, "dependentSchemas": {"a": {"required": ["b"]}},
+    "dependencies": {"a": ["b"]}, "$dynamicRef": "#x", "$recursiveRef": "#",
+}

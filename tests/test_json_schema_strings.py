@@ -15,14 +15,13 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from grammask.compiler import BudgetExceeded, GrammarError, Limits
 from grammask.compiler.ir import Automaton, CharClass, Repeat, walk
 from grammask.compiler.json_schema.strings import ecma_pattern, json_string
 from grammask.compiler.pipeline import ir_to_dfa
 from grammask.compiler.regex import parse_regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from .budget import examples
 
@@ -30,14 +29,15 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared/corpora/json-schema-test-
 SPACES = "\\t-\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
 # (ECMA-262 text, equivalent Python `re` text)
 ATOMS = [
-    ("a", "a"), ("b", "b"), ("0", "0"), ("é", "é"), ("😀", "😀"), ('"', '"'), ("\\\\", "\\\\"),
-    ("\\/", "/"), ("\\.", "\\."), ("\\-", "-"), (".", "[^\\n\\r\\u2028\\u2029]"),
+    ("a", "a"), ("b", "b"), ("0", "0"), ("é", "é"), ("😀", "😀"), ('"', '"'),
+    ("\\\\", "\\\\"), ("\\/", "/"), ("\\.", "\\."), ("\\-", "-"), (".", "[^\\n\\r\\u2028\\u2029]"),
     ("\\d", "[0-9]"), ("\\D", "[^0-9]"), ("\\w", "[A-Za-z0-9_]"), ("\\W", "[^A-Za-z0-9_]"),
     ("\\s", f"[{SPACES}]"), ("\\S", f"[^{SPACES}]"), ("[^]", "[\\s\\S]"),
     ("[]", "[^\\x00-\\U0010ffff]"), ("\\cJ", "\\n"), ("\\u{1F600}", "😀"),
     ("\\uD83D\\uDE00", "😀"), ("\\x41", "A"), ("\\u00E9", "é"), ("[a-c]", "[a-c]"),
     ("[^a]", "[^a]"), ("[\\d_]", "[0-9_]"), ("[\\s-]", f"[{SPACES}\\-]"), ("\\t", "\\t"),
-    ("[\\0]", "\\x00"), ("[\\b]", "\\x08"), ("\\u2028", "\\u2028"), ("[^\\w\\n]", "[^A-Za-z0-9_\\n]"),
+    ("[\\0]", "\\x00"), ("[\\b]", "\\x08"), ("\\u2028", "\\u2028"),
+    ("[^\\w\\n]", "[^A-Za-z0-9_\\n]"),
 ]
 ANCHORS = [("^", "^"), ("$", "\\Z")]
 QUANTIFIERS = ["", "", "", "*", "+", "?", "{2}", "{0,2}", "{1,}", "*?", "+?"]
@@ -265,7 +265,7 @@ def test_literals_accepted_iff_value_satisfies(cons, strings, rnd):
             assert accepts(dfa, data) == expected, (cons, s, data)
 
 
-PIECES = [b'"', b"\\", b"u", b"d83d", b"D800", b"\\ude00", b"\\uDC00", b"\\u00e9", b"\\n",
+PIECES = [b'"', b"\\", b" ", b"u", b"d83d", b"D800", b"\\ude00", b"\\uDC00", b"\\u00e9", b"\\n",
           b"\\/", b"\\x", b"a", b"0", b"F", b"\x00", b"\x1f", b"\x7f", "é".encode(),
           "😀".encode(), b"\xed\xa0\x80", b"\xc0\xaf", b"\xe2\x80", b"\xff"]
 byte_strings = st.lists(st.one_of(st.sampled_from(PIECES), st.binary(max_size=2)),
@@ -312,20 +312,28 @@ def test_unconstrained_and_length_only_are_plain_ir():
     assert isinstance(json_string(pattern="abc"), Automaton)
 
 
-def test_lone_surrogates_and_bad_escapes_rejected():
-    dfa = _dfa(json_string())
-    for bad in [b'"\\ud800"', b'"\\udc00\\ud800"', b'"\\ud83d\\u0041"', b'"\\ud83d"', b'"\\U00e9"',
-                b'"\\x41"', b'"\\u00e"', b'"a', b'a"', b'"\x1f"', b'"\\\'"', b'"\xed\xa0\x80"']:
+BAD_LITERALS = [
+    b'"\\ud800"', b'"\\udc00\\ud800"', b'"\\ud83d\\u0041"', b'"\\ud83d"', b'"\\U00e9"',
+    b'"\\x41"', b'"\\u00e"', b'"a', b'a"', b'"\x1f"', b'"\\\'"', b'"\xed\xa0\x80"', b' "a"',
+    b'"a" ', b' a"', b'"\\"', b"",
+]
+GOOD_LITERALS = [b'"\\uD83D\\uDE00"', b'"\\ud83d\\uDE00"', b'"\\u00E9\\u00e9"', b'"\x7f"', b'""']
+
+
+@pytest.mark.parametrize("pattern", [None, ""])
+def test_lone_surrogates_and_bad_escapes_rejected(pattern):
+    dfa = _dfa(json_string(pattern=pattern))
+    for bad in BAD_LITERALS:
         assert not dfa.fullmatch(bad), bad
-    for good in [b'"\\uD83D\\uDE00"', b'"\\ud83d\\uDE00"', b'"\\u00E9\\u00e9"', b'"\x7f"', b'""']:
+    for good in GOOD_LITERALS:
         assert dfa.fullmatch(good), good
 
 
 def test_length_counts_code_points_not_bytes_or_escapes():
     dfa = _dfa(json_string(min_length=2, max_length=2, pattern="^.😀$"))
     assert not dfa.fullmatch('"\\n😀"'.encode())
-    assert dfa.fullmatch('"\\t\\ud83d\\ude00"'.encode())
-    assert not dfa.fullmatch('"\\t\\ud83d\\ude00\\t"'.encode())
+    assert dfa.fullmatch(b'"\\t\\ud83d\\ude00"')
+    assert not dfa.fullmatch(b'"\\t\\ud83d\\ude00\\t"')
 
 
 def test_bounds_errors_and_budgets():
@@ -391,3 +399,16 @@ def test_json_schema_test_suite(group):
         if isinstance(case["data"], str):
             data = json.dumps(case["data"], ensure_ascii=False).encode()
             assert dfa.fullmatch(data) == case["valid"], case["description"]
+
+
+def test_short_escapes_and_controls_map_to_their_characters():
+    for ch, letter in SHORT.items():
+        dfa = _dfa(json_string(pattern=f"^\\u{{{ord(ch):x}}}$"))
+        for other in SHORT.values():
+            assert dfa.fullmatch(f'"\\{other}"'.encode()) == (other == letter), (ch, other)
+        assert dfa.fullmatch(f'"\\u{ord(ch):04X}"'.encode())
+    dfa = _dfa(json_string(pattern="^[^]$"))
+    for cp in range(0x20):
+        assert not dfa.fullmatch(b'"' + bytes([cp]) + b'"'), cp
+        assert dfa.fullmatch(f'"\\u{cp:04x}"'.encode()) and dfa.fullmatch(f'"\\u{cp:04X}"'.encode())
+    assert dfa.fullmatch(b'"\x20"') and dfa.fullmatch(b'"\\""') and not dfa.fullmatch(b'"""')

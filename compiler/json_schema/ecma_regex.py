@@ -34,10 +34,10 @@ the last", and the markers are erased (as epsilon moves), giving an `Automaton`.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Union
 
 from ...runtime.dfa_table import DFATable
 from ..dfa import determinize
@@ -116,7 +116,7 @@ class _Anchor:
     pos: int
 
 
-_Item = Union[Node, _Anchor]
+_Item = Node | _Anchor
 
 
 @dataclass
@@ -143,7 +143,7 @@ def _literal(cp: int, span: Span) -> Node:
     return Literal(chr(cp).encode("utf-8"), span)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _category_ranges() -> dict[str, Ranges]:
     """Code-point ranges of every two-letter General_Category."""
     out: dict[str, list[tuple[int, int]]] = {}
@@ -157,7 +157,7 @@ def _category_ranges() -> dict[str, Ranges]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _category_names() -> dict[str, tuple[str, ...]]:
     """Every General_Category name and alias -> the two-letter categories it covers."""
     names: dict[str, tuple[str, ...]] = {}
@@ -237,10 +237,11 @@ class _Parser:
         return concat(parts)
 
     def top_branch(self, items: list[_Item]) -> tuple[bool, Node, bool]:
+        marks = [item.char if isinstance(item, _Anchor) else "" for item in items]
         i, j = 0, len(items)
-        while i < j and isinstance(items[i], _Anchor) and items[i].char == "^":  # type: ignore[union-attr]
+        while i < j and marks[i] == "^":
             i += 1
-        while j > i and isinstance(items[j - 1], _Anchor) and items[j - 1].char == "$":  # type: ignore[union-attr]
+        while j > i and marks[j - 1] == "$":
             j -= 1
         return i > 0, self.branch(items[i:j]), j < len(items)
 
@@ -419,14 +420,15 @@ class _Parser:
                                    "supported; write the code-point ranges explicitly")
         else:
             raise self.invalid(f"unknown Unicode property {_show(m[0])}", i)
-        return (complement_ranges(ranges) if m[0][1] == "P" else CharClass.of(ranges).ranges), m.end()
+        negated = m[0][1] == "P"
+        return complement_ranges(ranges) if negated else CharClass.of(ranges).ranges, m.end()
 
 
 def _erase_markers(dfa: DFATable, limits: Limits) -> DFATable:
     """The minimal DFA of `dfa`'s language with the marker bytes 0xFE and 0xFF deleted."""
     bc = dfa.byte_class.tolist()
     cuts = [0] + [b for b in range(1, 0xFE) if bc[b] != bc[b - 1]] + [0xFE]
-    runs = [(lo, hi - 1, bc[lo]) for lo, hi in zip(cuts, cuts[1:])]
+    runs = [(lo, hi - 1, bc[lo]) for lo, hi in itertools.pairwise(cuts)]
     n = dfa.n_states
     edges: list[tuple[tuple[int, int, int], ...]] = []
     eps: list[tuple[int, ...]] = []

@@ -15,18 +15,19 @@ integer), `1.50` is 3/2.
   the number of ones. So `1e2` is not accepted as an integer; write `100` (or `100.0`).
 
 Values (bounds, multipleOf) are taken exactly: `Fraction`, `int` or a finite `Decimal`. A float
-is refused, since its binary value is rarely the decimal the schema wrote; `exact_value` converts
-a parsed JSON value (int, float, Decimal) to the decimal its JSON text denotes (a float by its
-shortest round-trip repr, so 0.1 is 1/10 and 1e308 is 10**308). A bound must be a finite decimal
-(as every JSON number is) unless the constraints admit only multiples of some step (integer or
-multipleOf), where any rational bound is rounded inward to the nearest multiple. The caller
-passes one lower and one upper bound: the tighter of `minimum` and `exclusiveMinimum`.
+is refused (TypeError), since its binary value is rarely the decimal the schema wrote: the
+caller converts a parsed JSON float by its shortest round-trip repr (`values.exact_number`: 0.1
+is 1/10, 1e308 is 10**308). A bound must be a finite decimal (as every JSON number is) unless
+the constraints admit only multiples of some step (integer or multipleOf), where any rational
+bound is rounded inward to the nearest multiple. The caller passes one lower and one upper
+bound: the tighter of `minimum` and `exclusiveMinimum`, of `maximum` and `exclusiveMaximum`.
 
 Errors: multipleOf <= 0, a non-decimal bound, or an exclusive flag without its bound is
 `GrammarError(code="invalid-schema")`; constraints no number satisfies are
 `GrammarError(code="empty-language")`; a multipleOf whose residue automaton exceeds
-`Limits.max_dfa_states` (e.g. 0.123456789 without bounds) is `BudgetExceeded`. Every error names
-the keyword and carries `pointer`.
+`Limits.max_dfa_states` (e.g. 0.123456789 without bounds; with both bounds, up to 1/16 of that
+budget of multiples are listed instead) or a bound or step of more than `Limits.max_repeat`
+digits is `BudgetExceeded`. Every error names the keyword and carries `pointer`.
 
 Multiples of p/q among decimals are the multiples of P/10^s, with P/10^s = p/q times the part of
 q prime to 10; an integer multiple of p/q is a multiple of p. A text with value N/10^k is a
@@ -41,7 +42,6 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 from fractions import Fraction
-from typing import Union
 
 import numpy as np
 
@@ -53,7 +53,7 @@ from ..language_ops import intersect
 from ..limits import DEFAULT_LIMITS, Limits
 from ..minimize import minimize
 
-Exact = Union[Fraction, int, Decimal]
+Exact = Fraction | int | Decimal
 
 _DIGIT = CharClass(((ord("0"), ord("9")),))
 _NONZERO = CharClass(((ord("1"), ord("9")),))
@@ -80,7 +80,7 @@ def _alt(*items: Node) -> Node:
     parts: list[Node] = []
     for item in items:
         for part in item.alternatives if isinstance(item, Choice) else (item,):
-            if part not in parts:
+            if not any(part is q for q in parts) and not (part == EMPTY and EMPTY in parts):
                 parts.append(part)
     if len(parts) == 1:
         return parts[0]
@@ -89,6 +89,10 @@ def _alt(*items: Node) -> Node:
 
 def _rep(item: Node, lo: int, hi: int | None) -> Node:
     return EMPTY if hi == 0 else Repeat(item, lo, hi)
+
+
+def _text(spelled: str) -> Node:
+    return Literal(spelled.encode()) if spelled else EMPTY
 
 
 def _digits_class(digits: list[int]) -> CharClass:
@@ -104,51 +108,59 @@ JSON_NUMBER: Node = _seq(
 """Every JSON number text (RFC 8259), exponents included."""
 
 
-def exact_value(value: object, *, keyword: str = "value", pointer: str = "") -> Fraction:
-    """The exact number a parsed JSON value denotes: ints and Decimals as they are, a float
-    by its shortest round-trip repr (0.1 is 1/10). Anything else is a schema error."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, Fraction)):
-        raise GrammarError(f"{keyword} must be a number, got {value!r}", pointer=pointer,
-                           code="invalid-schema")
-    if (isinstance(value, float) and not math.isfinite(value)) or (
-            isinstance(value, Decimal) and not value.is_finite()):
-        raise GrammarError(f"{keyword} must be a finite number, got {value!r}", pointer=pointer,
-                           code="invalid-schema")
-    return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
-
-
 def _exact(value: Exact | None, keyword: str, pointer: str) -> Fraction | None:
     if value is None:
         return None
     if isinstance(value, (float, bool)) or not isinstance(value, (int, Fraction, Decimal)):
         raise TypeError(f"{keyword} must be a Fraction, int or Decimal (exact), got "
-                        f"{type(value).__name__} {value!r}; convert JSON values with exact_value")
-    return exact_value(value, keyword=keyword, pointer=pointer)
+                        f"{type(value).__name__} {value!r}; convert parsed JSON numbers with "
+                        "values.exact_number")
+    if isinstance(value, Decimal) and not value.is_finite():
+        raise GrammarError(f"{keyword} must be a finite number, got {value}", pointer=pointer,
+                           code="invalid-schema")
+    return Fraction(value)
+
+
+def _split_ten(d: int) -> tuple[int, int, int]:
+    """(a, b, rest) with d = 2**a * 5**b * rest and rest prime to 10, for d >= 1."""
+    a = (d & -d).bit_length() - 1
+    d >>= a
+    powers = [5]
+    while d % (powers[-1] * powers[-1]) == 0:
+        powers.append(powers[-1] * powers[-1])
+    b = 0
+    for i in range(len(powers) - 1, -1, -1):
+        if d % powers[i] == 0:
+            d //= powers[i]
+            b += 1 << i
+    return a, b, d
 
 
 def _is_decimal(x: Fraction) -> bool:
-    d = x.denominator
-    for p in (2, 5):
-        while d % p == 0:
-            d //= p
-    return d == 1
+    return _split_ten(x.denominator)[2] == 1
+
+
+def _int_str(n: int) -> str:
+    """Decimal digits of an int of any size (int's own str is capped at 4300 digits)."""
+    return format(Decimal(n), "f")
 
 
 def _fraction_digits(x: Fraction) -> str:
     """The digits after the point of a non-negative finite decimal, without trailing zeros."""
-    f = x - x.numerator // x.denominator
-    k = 0
-    while f.denominator != 1:
-        f *= 10
-        k += 1
-    return str(f.numerator).zfill(k) if k else ""
+    a, b, _ = _split_ten(x.denominator)
+    k = max(a, b)
+    return _int_str(x.numerator % x.denominator * 10 ** k // x.denominator).zfill(k) if k else ""
+
+
+def _whole_length(x: Fraction) -> int:
+    return len(_int_str(x.numerator // x.denominator))
 
 
 def _fmt(x: Fraction) -> str:
     if not _is_decimal(x):
-        return str(x)
+        return f"{_int_str(x.numerator)}/{_int_str(x.denominator)}"
     sign, m = ("-" if x < 0 else ""), abs(x)
-    whole, frac = str(m.numerator // m.denominator), _fraction_digits(m)
+    whole, frac = _int_str(m.numerator // m.denominator), _fraction_digits(m)
     if not frac and len(whole) > 24 and whole.rstrip("0") != whole:
         digits = whole.rstrip("0")
         mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
@@ -160,16 +172,9 @@ def _step(m: Fraction, integer: bool) -> tuple[int, int]:
     """(P, s) such that the admitted values are exactly the multiples of P / 10**s."""
     if integer:
         return m.numerator, 0
-    q = m.denominator
-    twos = fives = 0
-    while q % 2 == 0:
-        q //= 2
-        twos += 1
-    while q % 5 == 0:
-        q //= 5
-        fives += 1
+    twos, fives, _ = _split_ten(m.denominator)
     s = max(twos, fives)
-    return m.numerator * 2 ** (s - twos), s
+    return m.numerator * 2 ** (s - twos) * 5 ** (s - fives), s
 
 
 class _Shape:
@@ -181,11 +186,9 @@ class _Shape:
         self.n, self.s = n, s
 
     def allowed(self, j: int) -> list[int]:
-        if j == 0 and self.n > 1:
-            return list(range(1, 10))
-        if j < self.n or self.s is None or j < self.n + self.s:
-            return list(range(10))
-        return [0]
+        """Digits at position j < n + s (bounds have at most s fraction digits, so comparisons
+        end there and `tail` takes over)."""
+        return list(range(1, 10)) if j == 0 and self.n > 1 else list(range(10))
 
     def fraction_rest(self, consumed: int, nonempty: bool) -> Node:
         """Fraction digits after `consumed` of them were read."""
@@ -234,45 +237,49 @@ def _meet(a: str, b: str) -> str:
 def _same_length(shape: _Shape, lo: tuple[str, bool] | None,
                  hi: tuple[str, bool] | None) -> Node:
     """Texts of `shape` whose zero-padded digit string is >= (or > when strict) lo's digits and
-    <= (or <) hi's; None is no bound."""
+    <= (or <) hi's; None is no bound.
+
+    Built flat, as alternatives that each spell a prefix of the bounds' digits and then leave
+    them, so the tree stays shallow however long the bounds are."""
     a, a_strict = lo or ("", False)
     b, b_strict = hi or ("", False)
     n = shape.n
     last = max(len(a), len(b), n, n + (shape.s or 0))
-    modes = [(lt, ht) for lt in (False, True)[: 1 + bool(lo)] for ht in (False, True)[: 1 + bool(hi)]]
+    a_zeros_from, b_zeros_from = len(a.rstrip("0")), len(b.rstrip("0"))
 
     def digit(ds: str, j: int) -> int:
         return int(ds[j]) if j < len(ds) else 0
 
-    nxt = {}
-    for lt, ht in modes:
-        lo_kind = (_NONZERO_TAIL if a_strict else _ANY) if lt else _ANY
-        hi_kind = (_NONE if b_strict else _ZEROS) if ht else _ANY
-        nxt[(lt, ht)] = shape.tail(_meet(lo_kind, hi_kind), last)
-    for j in range(last - 1, -1, -1):
-        cur = {}
-        for lt, ht in modes:
-            if not lt and not ht:
-                cur[(lt, ht)] = shape.free(j)
-                continue
-            alts: list[Node] = []
-            if j >= n and (not lt or (not a_strict and not a[j:].strip("0"))) and (
-                    not ht or not b_strict or b[j:].strip("0")):
-                alts.append(EMPTY)
+    def following(j: int, lt: bool, ht: bool) -> Node:
+        """Continuations from position j while the digits so far equal lo's (lt) and hi's (ht)."""
+        alts: list[Node] = []
+        spelled = ""
+        while True:
+            if j == last:
+                lo_kind = (_NONZERO_TAIL if a_strict else _ANY) if lt else _ANY
+                hi_kind = (_NONE if b_strict else _ZEROS) if ht else _ANY
+                alts.append(_seq(_text(spelled), shape.tail(_meet(lo_kind, hi_kind), j)))
+                break
+            if j >= n and (not lt or (not a_strict and j >= a_zeros_from)) and (
+                    not ht or not b_strict or j < b_zeros_from):
+                alts.append(_text(spelled))
             groups: dict[tuple[bool, bool], list[int]] = {}
             for c in shape.allowed(j):
                 if (lt and c < digit(a, j)) or (ht and c > digit(b, j)):
                     continue
                 groups.setdefault((lt and c == digit(a, j), ht and c == digit(b, j)), []).append(c)
+            dot = "." if j == n else ""
+            kept = groups.pop((lt, ht), None)
             for key, cs in groups.items():
-                alts.append(_seq(_DOT if j == n else EMPTY, _digits_class(cs), nxt[key]))
-            cur[(lt, ht)] = _alt(*alts) if alts else NOTHING
-        nxt = cur
-    return nxt[(bool(lo), bool(hi))]
+                rest = following(j + 1, *key) if any(key) else shape.free(j + 1)
+                alts.append(_seq(_text(spelled + dot), _digits_class(cs), rest))
+            if kept is None:
+                break
+            spelled += dot + str(kept[0])
+            j += 1
+        return _alt(*alts)
 
-
-def _whole_length(x: Fraction) -> int:
-    return len(str(x.numerator // x.denominator))
+    return following(0, bool(lo), bool(hi)) if lo or hi else shape.free(0)
 
 
 def _magnitudes(a: Fraction, a_strict: bool, b: Fraction | None, b_strict: bool,
@@ -283,7 +290,7 @@ def _magnitudes(a: Fraction, a_strict: bool, b: Fraction | None, b_strict: bool,
         return NOTHING
 
     def digits(x: Fraction, strict: bool) -> tuple[str, bool]:
-        return str(x.numerator // x.denominator) + _fraction_digits(x), strict
+        return _int_str(x.numerator // x.denominator) + _fraction_digits(x), strict
 
     lo = None if a == 0 and not a_strict else digits(a, a_strict)
     hi = None if b is None else digits(b, b_strict)
@@ -303,14 +310,16 @@ def _magnitudes(a: Fraction, a_strict: bool, b: Fraction | None, b_strict: bool,
 def _signed_range(lo: Fraction | None, lo_strict: bool, hi: Fraction | None, hi_strict: bool,
                   s: int | None) -> Node:
     """Exponent-free texts whose value lies in the interval; `-0` counts as 0."""
-    plus = minus = NOTHING
+    plus: Node = NOTHING
+    minus: Node = NOTHING
     if hi is None or hi > 0 or (hi == 0 and not hi_strict):
         a, a_strict = (lo, lo_strict) if lo is not None and lo >= 0 else (Fraction(0), False)
         plus = _magnitudes(a, a_strict, hi, hi_strict, s)
     if lo is None or lo < 0 or (lo == 0 and not lo_strict):
         a, a_strict = (-hi, hi_strict) if hi is not None and hi <= 0 else (Fraction(0), False)
         minus = _magnitudes(a, a_strict, None if lo is None else -lo, lo_strict, s)
-    if plus == minus:
+    if (lo is None and hi is None) or (
+            lo is not None and hi is not None and lo == -hi and lo_strict == hi_strict):
         return _seq(_alt(EMPTY, _MINUS), plus)
     return _alt(plus, _seq(_MINUS, minus))
 
@@ -365,7 +374,7 @@ def _enumerated(lo: Fraction, hi: Fraction, unit: Fraction) -> Node:
     for k in range(math.ceil(lo / unit), math.floor(hi / unit) + 1):
         v = k * unit
         m = abs(v)
-        whole, frac = str(m.numerator // m.denominator), _fraction_digits(m)
+        whole, frac = _int_str(m.numerator // m.denominator), _fraction_digits(m)
         sign = _alt(EMPTY, _MINUS) if v == 0 else (_MINUS if v < 0 else EMPTY)
         if frac:
             texts.append(_seq(sign, Literal(f"{whole}.{frac}".encode()), _rep(_ZERO, 0, None)))
@@ -415,6 +424,7 @@ def number_node(
                            code="invalid-schema")
     if not integer and lo is None and hi is None and m is None:
         return JSON_NUMBER
+    _check_sizes(limits, pointer, ((lo, lo_kw), (hi, hi_kw), (m, "multipleOf")))
     what = _describe(integer, lo, exclusive_minimum, hi, exclusive_maximum, m)
     empty = GrammarError(f"no {'integer' if integer else 'number'} satisfies {what}",
                          pointer=pointer, code="empty-language")
@@ -426,7 +436,6 @@ def number_node(
         if lo is not None and hi is not None and (
                 lo > hi or (lo == hi and (exclusive_minimum or exclusive_maximum))):
             raise empty
-        _check_lengths(limits, lo, hi)
         return _signed_range(lo, exclusive_minimum, hi, exclusive_maximum, None)
     p, s = _step(m if m is not None else Fraction(1), integer)
     unit = Fraction(p, 10 ** s)
@@ -436,7 +445,7 @@ def number_node(
         hi = (math.ceil(hi / unit) - 1 if exclusive_maximum else math.floor(hi / unit)) * unit
     if lo is not None and hi is not None and lo > hi:
         raise empty
-    _check_lengths(limits, lo, hi, s)
+    _check_sizes(limits, pointer, ((lo, lo_kw), (hi, hi_kw)), s)
     residue_states = 3 + (3 + s) * p
     if p > 1 and residue_states > limits.max_dfa_states:
         if lo is not None and hi is not None and (hi - lo) / unit < limits.max_dfa_states // 16:
@@ -455,10 +464,21 @@ def number_node(
     return intersect(_signed_range(lo, False, hi, False, s), residues, limits=limits, label=label)
 
 
-def _check_lengths(limits: Limits, lo: Fraction | None, hi: Fraction | None,
-                   s: int = 0) -> None:
-    """Refuse digit strings longer than Limits.max_repeat before building anything."""
-    sizes = [s] + [_whole_length(abs(x)) + len(_fraction_digits(abs(x)))
-                   for x in (lo, hi) if x is not None]
-    if max(sizes) > limits.max_repeat:
-        raise limits.exceeded("max_repeat", max(sizes), "digits of a numeric bound or step")
+def _check_sizes(limits: Limits, pointer: str, values: tuple[tuple[Fraction | None, str], ...],
+                 step: int = 0) -> None:
+    """Refuse values (and a step of 10**-step) of more than Limits.max_repeat digits before
+    building anything; a non-decimal value is only checked by its size in bits."""
+    sizes = [(step, "multipleOf")]
+    for x, keyword in values:
+        if x is None:
+            continue
+        bits = x.numerator.bit_length() + x.denominator.bit_length()
+        if bits > 8 * limits.max_repeat or not _is_decimal(x):
+            sizes.append((bits // 8, keyword))
+        else:
+            sizes.append((_whole_length(abs(x)) + len(_fraction_digits(abs(x))), keyword))
+    size, keyword = max(sizes)
+    if size > limits.max_repeat:
+        raise BudgetExceeded(
+            f"{keyword} has more than {limits.max_repeat} digits, the budget Limits.max_repeat; "
+            "raise it with limits=Limits(max_repeat=...)", pointer=pointer, code="budget")

@@ -98,7 +98,8 @@ class _Encoder:
         self.rows = values.transitions.tolist()
         bc = values.byte_class.tolist()
         self.continuation = _runs(bc, 0x80, 0xBF)
-        self.leads = [(lo, hi, c, k) for first, last, k in _LAYERS for lo, hi, c in _runs(bc, first, last)]
+        self.leads = [(lo, hi, c, k) for first, last, k in _LAYERS
+                      for lo, hi, c in _runs(bc, first, last)]
         self.suffixes: dict[tuple[int, int], CodePointMap] = {}
         self.first_new = values.n_states + 2
         self.n_new = 0
@@ -187,7 +188,8 @@ class _Encoder:
             previous: tuple[tuple[int, int, int], ...] | None = None
             for d in range(16):
                 part = tuple(parts[d])
-                children[d] = children[d - 1] if part == previous else self.hex_node(digits - 1, part)
+                same = part == previous
+                children[d] = children[d - 1] if same else self.hex_node(digits - 1, part)
                 previous = part
         state = self.state(None)
         self.hex_rows.append((state, children))

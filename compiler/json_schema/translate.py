@@ -122,7 +122,9 @@ class Translator:
                                        "with lenient=True to read it as anyOf",
                                        code="unsupported-keyword")
                 self.warn(message + "; read as anyOf (lenient)")
-        rest = [p for p in parts if p != loc] + [(pointer, ignored | {keyword})]
+        expanded = {"$ref", "allOf"}
+        rest = [(p, i | expanded) for p, i in parts if (p, i) != loc]
+        rest.append((pointer, ignored | expanded | {keyword}))
         alts = [self.ref(conjunction(rest + [location(b)]), depth) for b in branches]
         return Choice(tuple(alts)) if alts else NOTHING
 
