@@ -18,6 +18,9 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+import numpy as np
+
+from ..runtime.dfa_table import DFATable
 from .errors import GrammarError
 from .ir import (
     Automaton,
@@ -94,6 +97,19 @@ def _class_template(ranges: tuple[tuple[int, int], ...]) -> tuple[int, tuple[tup
                     edges.append((cur, blo, bhi, nxt))
                 cur = nxt
     return len(prefix_state), tuple(edges)
+
+
+@functools.lru_cache(maxsize=256)
+def _automaton_edges(dfa: DFATable) -> tuple[tuple[tuple[int, int, int], ...], ...]:
+    """Per state of `dfa`, its byte-range edges (lo, hi, target) over runs of equal class."""
+    bc = dfa.byte_class
+    starts = np.flatnonzero(np.concatenate(([True], bc[1:] != bc[:-1])))
+    ends = np.concatenate((starts[1:], [256])) - 1
+    targets = dfa.transitions[:, bc[starts]]
+    q, r = np.nonzero(targets >= 0)
+    flat = list(zip(starts[r].tolist(), ends[r].tolist(), targets[q, r].tolist()))
+    cuts = np.searchsorted(q, np.arange(dfa.n_states + 1)).tolist()
+    return tuple(tuple(flat[cuts[i]:cuts[i + 1]]) for i in range(dfa.n_states))
 
 
 def _shared(root: Node) -> set[int]:
@@ -194,17 +210,14 @@ class _Builder:
 
     def _automaton(self, node: Automaton, s: int, e: int) -> None:
         dfa = node.dfa
-        bc = dfa.byte_class
-        cuts = [0] + [b for b in range(1, 256) if bc[b] != bc[b - 1]] + [256]
-        runs = [(lo, hi - 1, int(bc[lo])) for lo, hi in zip(cuts, cuts[1:])]
-        ids = [self.state() for _ in range(dfa.n_states)]
-        self.eps[s].append(ids[dfa.start])
-        for q, row in enumerate(dfa.transitions.tolist()):
-            for lo, hi, c in runs:
-                if row[c] >= 0:
-                    self.edges[ids[q]].append((lo, hi, ids[row[c]]))
-            if dfa.accepting[q]:
-                self.eps[ids[q]].append(e)
+        edges = _automaton_edges(dfa)
+        base = self.states(dfa.n_states)
+        self.eps[s].append(base + dfa.start)
+        for q, rows in enumerate(edges):
+            if rows:
+                self.edges[base + q] = [(lo, hi, base + t) for lo, hi, t in rows]
+        for q in np.flatnonzero(dfa.accepting).tolist():
+            self.eps[base + q].append(e)
 
     def _repeat(self, node: Repeat, s: int, e: int, work: list[tuple[Node, int, int]]) -> None:
         if node.min > self.limits.max_repeat or (node.max or 0) > self.limits.max_repeat:
