@@ -2,7 +2,8 @@
 
 A grammar compiles to one DFA when no rule reachable from its start is recursive and the DFA
 fits the budgets; otherwise to rule automata for the pushdown runtime (every reachable rule
-kept as a rule when a regular grammar's DFA is over budget). `CompiledGrammar.notes` says which
+kept as a rule when a regular grammar's DFA, or a recursive grammar's inlined rule automata,
+are over budget). `CompiledGrammar.notes` says which
 and why.
 """
 from __future__ import annotations
@@ -101,7 +102,13 @@ def compile_grammar(
         why = "pushdown: the grammar is recursive (" + " -> ".join(cycle) + ")"
     from .rule_automata import build_pushdown
 
-    table = build_pushdown(grammar, limits, keep_all=keep_all)
+    try:
+        table = build_pushdown(grammar, limits, keep_all=keep_all)
+    except BudgetExceeded as exc:
+        if keep_all:
+            raise
+        table = build_pushdown(grammar, limits, keep_all=True)
+        why += f"; every rule kept as a rule, since inlining went over budget ({exc.message})"
     compiled = CompiledGrammar(vocab=vocab, pushdown=table, source=source, notes=(why,))
     if precompute:
         compiled.token_sets.precompute()
