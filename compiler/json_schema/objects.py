@@ -13,6 +13,8 @@
   for a subschema none of whose patterns match). Additional keys are not checked against each
   other for repetition, which no finite automaton can do for an open set of names.
 - `minProperties`/`maxProperties` count members exactly (listed and additional).
+- Objects with more than `MEMBER_RULES_FROM` listed members give each member (key, separator,
+  value) a rule of its own, so their rule automaton stays linear in the member count.
 Keys are matched in every JSON spelling (escapes included).
 """
 from __future__ import annotations
@@ -30,6 +32,9 @@ if TYPE_CHECKING:
     from .translate import Translator
 
 MAX_PATTERN_REGIONS = 64
+MEMBER_RULES_FROM = 8
+"""Objects with more listed members than this get a rule per member: which keys may come next
+differs at every position, so inlined keys make an automaton quadratic in the member count."""
 ANY_STRING = Repeat(CharClass(complement_ranges(())), 0, None)
 
 
@@ -100,6 +105,7 @@ def object_node(t: "Translator", c: "Constraints", depth: int) -> Node | None:
         order.extend(k for k in part.properties if k not in order)
     order.extend(k for k in c.required if k not in order)
     members: list[tuple[Node, bool]] = []
+    allowed_names: list[str] = []
     for name in order:
         pointers: list[str] | None = []
         for part in c.objects:
@@ -112,8 +118,12 @@ def object_node(t: "Translator", c: "Constraints", depth: int) -> Node | None:
                 return None
             continue
         assert pointers is not None
-        kv = Seq((string_literal(name), t.layout.key(), t.member(pointers, depth + 1)))
+        allowed_names.append(name)
+        kv: Node = Seq((string_literal(name), t.layout.key(), t.member(pointers, depth + 1)))
         members.append((kv, name in c.required))
+    if len(members) > MEMBER_RULES_FROM:
+        members = [(t.rule(f"{c.objects[0].pointer}-{name}-member", kv), required)
+                   for (kv, required), name in zip(members, allowed_names)]
     extra = _additional(t, c, names, order, depth)
     return _assemble(t, c, members, extra, depth)
 

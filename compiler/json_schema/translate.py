@@ -72,16 +72,31 @@ class Translator:
         """The rule of the conjunction of the subschemas at `pointers`."""
         return self.ref(conjunction([location(p) for p in pointers]), depth)
 
+    def rule(self, hint: str, body: Node) -> RuleRef:
+        """A new rule named after `hint` with the given body (for parts of a subschema that
+        should stay apart, such as the members of a large object)."""
+        if len(self.names) + len(self.bodies) >= 2 * self.limits.max_schema_rules:
+            raise self.limits.exceeded("max_schema_rules", len(self.bodies) + 1,
+                                       "grammar rules for the schema's subschemas")
+        base = re.sub(r"[^a-zA-Z0-9]+", "-", hint).strip("-")[-40:].strip("-") or "part"
+        name, n = base, 1
+        while name in self.bodies or name in self.names.values():
+            n += 1
+            name = f"{base}-{n}"
+        self.bodies[name] = body
+        return RuleRef(name)
+
     def warn(self, message: str) -> None:
         """Record a lenient relaxation."""
         if message not in self.warnings:
             self.warnings.append(message)
 
     def _name(self, conj: Conjunction, depth: int) -> str:
-        pointer = conj[0][0] if conj else ""
+        pointer = conj[-1][0] if conj else ""
         tail = [t for t in pointer.split("/")[1:] if t not in ("properties", "items", "$defs",
                                                                "definitions")][-2:]
-        base = re.sub(r"[^a-zA-Z0-9]+", "-", "-".join(tail)).strip("-")[:40] or "value"
+        base = re.sub(r"[^a-zA-Z0-9]+", "-", "-".join(tail)).strip("-")[-40:].strip("-")
+        base = base or "value"
         if not self.names:
             base = "root"
         name = base if depth == 0 else f"{base}-d{depth}"
