@@ -175,6 +175,8 @@ def _assemble(t: "Translator", c: "Constraints", members: list[tuple[Node, bool]
               extra: Node | None, depth: int) -> Node | None:
     """`{ members… additional… }` with commas between present members and exact counts."""
     lo, hi = c.min_properties, c.max_properties
+    if hi is not None and hi < lo:
+        return None
     counting = lo > sum(req for _, req in members) or hi is not None
     cap = max(lo, (hi + 1) if hi is not None else 0)
     sep = t.layout.item(depth)
@@ -184,7 +186,7 @@ def _assemble(t: "Translator", c: "Constraints", members: list[tuple[Node, bool]
     def tail(count: int, nonempty: bool) -> Node:
         need = max(lo - count, 0) if counting else 0
         room = None if not counting or hi is None else hi - count
-        if room is not None and room < 0:
+        if room is not None and room < need:
             return NOTHING
         if extra is None or room == 0:
             return NOTHING if need or nonempty else EMPTY
