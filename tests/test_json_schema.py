@@ -144,6 +144,22 @@ def test_enum_const_and_not() -> None:
     check({"type": "integer", "not": {"const": 3}}, [2, 4], [3])
 
 
+def test_presence_rules() -> None:
+    check({"properties": {"a": {}, "b": {}}, "dependentRequired": {"a": ["b"]}},
+          [{}, {"b": 1}, {"a": 2, "b": 1}], [{"a": 1}])
+    check({"dependencies": {"bar": ["foo"]}, "$schema": "http://json-schema.org/draft-07/schema#"},
+          [{}, {"foo": 1}, {"foo": 1, "bar": 2}, "x"], [{"bar": 2}])
+    check({"type": "object", "not": {"allOf": [{"required": ["a"]}, {"required": ["b"]}]}},
+          [{}, {"a": 1}, {"b": 1}, {"c": 1}], [{"a": 1, "b": 2}])
+    check({"type": "object", "not": {"required": ["a"]}}, [{}, {"b": 1}], [{"a": 1}])
+    with pytest.raises(GrammarError) as exc:
+        compiled({"dependencies": {"a": {"required": ["b"]}}})
+    assert exc.value.code == "unsupported-keyword" and "/dependencies" in str(exc.value)
+    with pytest.raises(GrammarError) as exc:
+        compiled({"not": {"dependentRequired": {"a": ["b"]}}})
+    assert exc.value.code == "unsupported-keyword"
+
+
 def test_json_mode_accepts_any_json() -> None:
     for schema in ({}, True):
         check(schema, [None, 1, -2.5e-3, "x", [], {"a": [1, {"b": None}]}], [])
@@ -231,6 +247,5 @@ def test_support_matrix_matches_the_frontend() -> None:
 
 UNSUPPORTED_EXAMPLES = {
     "uniqueItems": True, "minContains": 2, "maxContains": 2,
-    "dependentRequired": {"a": ["b"]}, "dependentSchemas": {"a": {"required": ["b"]}},
-    "dependencies": {"a": ["b"]}, "$dynamicRef": "#x", "$recursiveRef": "#",
+    "dependentSchemas": {"a": {"required": ["b"]}}, "$dynamicRef": "#x", "$recursiveRef": "#",
 }

@@ -29,8 +29,11 @@ Conjunction = tuple[Location, ...]
 
 TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
 UNSUPPORTED = ("uniqueItems", "contains", "minContains", "maxContains", "if",
-               "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedItems",
-               "unevaluatedProperties", "$dynamicRef", "$recursiveRef")
+               "dependentSchemas", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef",
+               "$recursiveRef")
+"""Keywords whose validation is not supported (in general: `_special` takes the trivial forms)."""
+PRESENCE = ("dependentRequired", "dependencies")
+"""Keywords supported in their property-list form only."""
 HANDLED = frozenset((
     "type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
     "multipleOf", "minLength", "maxLength", "pattern", "format", "items", "prefixItems",
@@ -100,6 +103,9 @@ class Constraints:
     excluded_strings: list[str] = field(default_factory=list)
     forbidden: set[str] = field(default_factory=set)
     not_integer: bool = False
+    presence: list[tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
+    """Rules on which properties are present: (if all of these, then all of those), with
+    `then` empty meaning "not all of these"."""
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -161,7 +167,7 @@ class Collector:
             for keyword in schema:
                 if keyword in ignored:
                     continue
-                if keyword in UNSUPPORTED:
+                if keyword in UNSUPPORTED or keyword in PRESENCE:
                     self._special(c, schema, keyword, pointer)
                 elif keyword in HANDLED:
                     self._keyword(c, schema, keyword, pointer)
@@ -176,6 +182,11 @@ class Collector:
         if keyword in ("minContains", "maxContains") and "contains" not in schema:
             return
         if keyword in ("dependentRequired", "dependentSchemas", "dependencies") and not value:
+            return
+        if keyword in ("dependentRequired", "dependencies") and isinstance(value, dict) and all(
+                isinstance(v, list) and all(isinstance(k, str) for k in v)
+                for v in value.values()):
+            c.presence.extend(((name,), tuple(needs)) for name, needs in value.items() if needs)
             return
         self.unsupported(c, keyword, pointer)
 

@@ -5,7 +5,8 @@
   numbers with a non-zero fractional part, written without exponent;
 - `not: {enum: [...]}` / `not: {const: ...}` removes those values: `null` and booleans from
   their types, numbers and strings by automaton difference;
-- `not: {required: [k]}` forbids the property k;
+- `not: {required: [...]}` (also spread over `allOf`) forbids the property, or, for several,
+  their presence all together; `not: {required: []}` is `not: true`;
 - `not: {anyOf: [A, B]}` is `not A` and `not B`; `$ref` and `allOf` of one subschema are
   followed.
 Any other form raises `unsupported-keyword` (lenient: ignored, a superset).
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .constraints import HANDLED, UNSUPPORTED
+from .constraints import HANDLED, PRESENCE, UNSUPPORTED
 from .document import join
 from .values import canonical, exact_number, json_type
 
@@ -33,12 +34,24 @@ def apply_nots(t: "Translator", c: "Constraints") -> None:
         if parts is None:
             continue
         keywords = {k for p, ignored in parts for k in t.doc.at(p)
-                    if k not in ignored and (k in HANDLED or k in UNSUPPORTED)
+                    if k not in ignored and (k in HANDLED or k in UNSUPPORTED or k in PRESENCE)
                     and k not in ("$ref", "allOf")}
         if not keywords:
             c.types.clear()
             c.values = {}
             return
+        if keywords == {"required"}:
+            names = tuple(dict.fromkeys(k for p, _ in parts for k in t.doc.at(p).get("required", ())
+                                        if isinstance(k, str)))
+            if not names:
+                c.types.clear()
+                c.values = {}
+                return
+            if len(names) == 1:
+                c.forbidden.add(names[0])
+            else:
+                c.presence.append((names, ()))
+            continue
         if len(parts) == 1 and keywords == {"anyOf"}:
             p = parts[0][0]
             todo.extend(join(p, "anyOf", i) for i in range(len(t.doc.at(p)["anyOf"])))
@@ -79,11 +92,6 @@ def _fold(t: "Translator", c: "Constraints", pointer: str, keyword: str) -> bool
                 return False
         if canonical(True) in c.excluded_values and canonical(False) in c.excluded_values:
             c.types.discard("boolean")
-        return True
-    if keyword == "required":
-        if not isinstance(value, list) or len(value) != 1 or not isinstance(value[0], str):
-            return False
-        c.forbidden.add(value[0])
         return True
     return False
 

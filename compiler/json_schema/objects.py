@@ -13,6 +13,9 @@
   for a subschema none of whose patterns match). Additional keys are not checked against each
   other for repetition, which no finite automaton can do for an open set of names.
 - `minProperties`/`maxProperties` count members exactly (listed and additional).
+- Presence rules (`dependentRequired`, the array form of `dependencies`, `not` of `required`)
+  track which of the properties they mention are present, at most `MAX_PRESENCE_BITS`; those
+  properties are listed (after the others) so that their presence is known.
 - Objects with more than `MEMBER_RULES_FROM` listed members give each member (key, separator,
   value) a rule of its own, so their rule automaton stays linear in the member count.
 Keys are matched in every JSON spelling (escapes included).
@@ -20,7 +23,7 @@ Keys are matched in every JSON spelling (escapes included).
 from __future__ import annotations
 
 from itertools import product
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GrammarError
 from ..ir import EMPTY, NOTHING, CharClass, Choice, Literal, Node, Repeat, Seq, complement_ranges
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
     from .translate import Translator
 
 MAX_PATTERN_REGIONS = 64
+MAX_PRESENCE_BITS = 8
 MEMBER_RULES_FROM = 8
 """Objects with more listed members than this get a rule per member: which keys may come next
 differs at every position, so inlined keys make an automaton quadratic in the member count."""
@@ -104,6 +108,8 @@ def object_node(t: "Translator", c: "Constraints", depth: int) -> Node | None:
     for part in c.objects:
         order.extend(k for k in part.properties if k not in order)
     order.extend(k for k in c.required if k not in order)
+    for when, then in c.presence:
+        order.extend(k for k in (*then, *when) if k not in order)
     members: list[tuple[Node, bool]] = []
     allowed_names: list[str] = []
     for name in order:
@@ -122,10 +128,11 @@ def object_node(t: "Translator", c: "Constraints", depth: int) -> Node | None:
         kv: Node = Seq((string_literal(name), t.layout.key(), t.member(pointers, depth + 1)))
         members.append((kv, name in c.required))
     if len(members) > MEMBER_RULES_FROM:
-        members = [(t.rule(f"{c.objects[0].pointer}-{name}-member", kv), required)
+        where = c.objects[0].pointer if c.objects else "object"
+        members = [(t.rule(f"{where}-{name}-member", kv), required)
                    for (kv, required), name in zip(members, allowed_names)]
     extra = _additional(t, c, names, order, depth)
-    return _assemble(t, c, members, extra, depth)
+    return _assemble(t, c, members, allowed_names, extra, depth)
 
 
 def _additional(t: "Translator", c: "Constraints", names: _Names, listed: list[str],
@@ -171,16 +178,38 @@ def _additional(t: "Translator", c: "Constraints", names: _Names, listed: list[s
     return alts[0] if len(alts) == 1 else Choice(tuple(alts))
 
 
+def _presence_check(c: "Constraints", names: list[str]) -> tuple[dict[int, int], Any]:
+    """The members the presence rules mention (member index -> bit), and a test of a bit set
+    against the rules."""
+    mentioned = {k for rule in c.presence for group in rule for k in group}
+    if len(mentioned) > MAX_PRESENCE_BITS:
+        raise GrammarError(f"{c.objects[0].pointer if c.objects else '/'}: dependencies and "
+                           f"not-required rules mention {len(mentioned)} properties, more than "
+                           f"{MAX_PRESENCE_BITS}", code="budget")
+    bit_of = {name: b for b, name in enumerate(sorted(mentioned))}
+    bits = {i: bit_of[name] for i, name in enumerate(names) if name in bit_of}
+    rules = [(sum(1 << bit_of[k] for k in when), sum(1 << bit_of[k] for k in then), not then)
+             for when, then in c.presence]
+
+    def ok(present: int) -> bool:
+        return all(present & when != when or (present & then == then and not forbid)
+                   for when, then, forbid in rules)
+
+    return bits, ok
+
+
 def _assemble(t: "Translator", c: "Constraints", members: list[tuple[Node, bool]],
-              extra: Node | None, depth: int) -> Node | None:
-    """`{ members… additional… }` with commas between present members and exact counts."""
+              names: list[str], extra: Node | None, depth: int) -> Node | None:
+    """`{ members… additional… }` with commas between present members, exact counts and the
+    presence rules."""
     lo, hi = c.min_properties, c.max_properties
     if hi is not None and hi < lo:
         return None
+    bits, presence_ok = _presence_check(c, names)
     counting = lo > sum(req for _, req in members) or hi is not None
     cap = max(lo, (hi + 1) if hi is not None else 0)
     sep = t.layout.item(depth)
-    memo: dict[tuple[str, int, int], Node] = {}
+    memo: dict[tuple[bool, int, int, int], Node] = {}
     n = len(members)
 
     def tail(count: int, nonempty: bool) -> Node:
@@ -195,29 +224,33 @@ def _assemble(t: "Translator", c: "Constraints", members: list[tuple[Node, bool]
             return Seq((extra, rest))
         return Repeat(Seq((sep, extra)), need, room)
 
-    def chain(i: int, count: int, nonempty: bool) -> Node:
+    def chain(i: int, count: int, nonempty: bool, present: int) -> Node:
         count = min(count, cap) if counting else 0
-        key = ("ne" if nonempty else "after", i, count)
+        key = (nonempty, i, count, present)
         if key in memo:
             return memo[key]
         if i == n:
-            node = tail(count, nonempty)
+            node = tail(count, nonempty) if presence_ok(present) else NOTHING
         else:
             kv, required = members[i]
+            now = present | (1 << bits[i]) if i in bits else present
             if nonempty:
-                present = Seq((kv, chain(i + 1, count + 1, False)))
-                node = present if required else Choice((present, chain(i + 1, count, True)))
-            elif counting:
-                present = Seq((sep, kv, chain(i + 1, count + 1, False)))
-                node = present if required else Choice((present, chain(i + 1, count, False)))
+                node = Seq((kv, chain(i + 1, count + 1, False, now)))
+                if not required:
+                    node = Choice((node, chain(i + 1, count, True, present)))
+            elif counting or i in bits:
+                node = Seq((sep, kv, chain(i + 1, count + 1, False, now)))
+                if not required:
+                    node = Choice((node, chain(i + 1, count, False, present)))
             else:
                 step = Seq((sep, kv))
-                node = Seq((step if required else Repeat(step, 0, 1), chain(i + 1, 0, False)))
+                node = Seq((step if required else Repeat(step, 0, 1),
+                            chain(i + 1, 0, False, present)))
         memo[key] = node
         return node
 
-    body = chain(0, 0, True)
-    may_be_empty = not any(req for _, req in members) and lo == 0
+    body = chain(0, 0, True, 0)
+    may_be_empty = not any(req for _, req in members) and lo == 0 and presence_ok(0)
     alts: list[Node] = []
     if may_be_empty:
         alts.append(Seq((Literal(b"{"), t.layout.empty(), Literal(b"}"))))
