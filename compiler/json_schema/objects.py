@@ -142,7 +142,7 @@ def _additional(t: "Translator", c: "Constraints", names: _Names, listed: list[s
     if len(patterns) > 6:
         raise GrammarError(f"{c.objects[0].pointer}: {len(patterns)} patternProperties make "
                            f"more than {MAX_PATTERN_REGIONS} name regions", code="budget")
-    excluded = Choice(tuple(string_content(k) for k in listed))
+    excluded = Choice(tuple(string_content(k) for k in dict.fromkeys([*listed, *c.forbidden])))
     alts: list[Node] = []
     for chosen in product((False, True), repeat=len(patterns)):
         matched = {p for p, on in zip(patterns, chosen) if on}
@@ -161,7 +161,7 @@ def _additional(t: "Translator", c: "Constraints", names: _Names, listed: list[s
         if names.allowed is not None:
             inside.append(names.allowed)
         outside = [names.patterns[p] for p in patterns if p not in matched]
-        if listed:
+        if excluded.alternatives:
             outside.append(excluded)
         language = intersect(*inside, limits=t.limits) if len(inside) > 1 else inside[0]
         if outside:
