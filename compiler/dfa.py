@@ -3,16 +3,16 @@
 Byte classes partition 0..255 so that no NFA edge separates two bytes of one class; the DFA is
 built per class, so a table row has one entry per class instead of 256. The result is trimmed
 (states that cannot reach acceptance become the dead state -1) and numbered in breadth-first
-order from the start, so equal automata give equal tables.
+order from the start, so equal automata give equal tables (one Numba kernel: liveness,
+breadth-first numbering and renumbering).
 """
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable
 
 import numpy as np
+from numba import njit
 
-from ..runtime.dfa_kernels import breadth_first_order, reachable_and_live
 from ..runtime.dfa_table import DFATable
 from .limits import DEFAULT_LIMITS, Limits
 from .nfa import CALL, NFA
@@ -23,11 +23,9 @@ def byte_classes(nfas: NFA | Iterable[NFA]) -> np.ndarray:
     """int32[256]: the coarsest partition of bytes that every byte edge of the NFAs respects."""
     cuts = np.zeros(257, dtype=bool)
     for nfa in [nfas] if isinstance(nfas, NFA) else nfas:
-        for edges in nfa.edges:
-            for lo, hi, _ in edges:
-                if lo < CALL:
-                    cuts[lo] = True
-                    cuts[hi + 1] = True
+        byte = nfa.edge_lo < CALL
+        cuts[nfa.edge_lo[byte]] = True
+        cuts[nfa.edge_hi[byte] + 1] = True
     cuts[0] = False
     return np.cumsum(cuts[:256]).astype(np.int32)
 
@@ -56,20 +54,82 @@ def subset_table(nfa: NFA, classes: np.ndarray, n_calls: int = 0,
     over `classes` and `n_calls` call columns: start 0, every state reachable, not trimmed."""
     n_bytes = int(classes.max()) + 1
     column = np.concatenate([classes, n_bytes + np.arange(n_calls, dtype=np.int32)])
-    e_off = np.zeros(nfa.n_states + 1, dtype=np.int64)
-    np.cumsum([len(edges) for edges in nfa.edges], out=e_off[1:])
-    ends = np.array([e for edges in nfa.edges for e in edges], dtype=np.int64).reshape(-1, 3)
-    eps_off = np.zeros(nfa.n_states + 1, dtype=np.int64)
-    np.cumsum([len(es) for es in nfa.eps], out=eps_off[1:])
-    eps_to = np.fromiter(itertools.chain.from_iterable(nfa.eps), dtype=np.int32,
-                         count=int(eps_off[-1]))
-    col = np.where(ends[:, :2] >= CALL, ends[:, :2] - CALL + 256, ends[:, :2])
+    lo = np.where(nfa.edge_lo >= CALL, nfa.edge_lo - CALL + 256, nfa.edge_lo)
+    hi = np.where(nfa.edge_hi >= CALL, nfa.edge_hi - CALL + 256, nfa.edge_hi)
     transitions, accepting, m = subset_construction(
-        e_off, column[col[:, 0]], column[col[:, 1]], ends[:, 2].astype(np.int32), eps_off, eps_to,
+        nfa.edge_off, column[lo], column[hi], nfa.edge_to, nfa.eps_off, nfa.eps_to,
         nfa.start, nfa.accept, n_bytes + n_calls, limits.max_dfa_states)
     if m < 0:
         raise limits.exceeded("max_dfa_states", f"more than {limits.max_dfa_states}", "DFA states")
     return transitions, accepting
+
+
+@njit(cache=True, nogil=True)
+def trimmed_table(transitions, accepting, start):  # type: ignore[no-untyped-def]
+    """(transitions, accepting) of the states of `transitions` (int32[n, k], -1: no move)
+    that are reachable from `start` through states that can reach acceptance, numbered
+    breadth-first (columns in order), moves into other states dropped; no states when `start`
+    cannot reach acceptance."""
+    n, k = transitions.shape
+    counts = np.zeros(n + 1, dtype=np.int64)
+    for s in range(n):
+        for c in range(k):
+            t = transitions[s, c]
+            if t >= 0:
+                counts[t + 1] += 1
+    for s in range(n):
+        counts[s + 1] += counts[s]
+    preds = np.empty(counts[n], dtype=np.int64)
+    fill = counts[:n].copy()
+    for s in range(n):
+        for c in range(k):
+            t = transitions[s, c]
+            if t >= 0:
+                preds[fill[t]] = s
+                fill[t] += 1
+    live = np.zeros(n, dtype=np.bool_)
+    stack = np.empty(n, dtype=np.int64)
+    top = 0
+    for s in range(n):
+        if accepting[s]:
+            live[s] = True
+            stack[top] = s
+            top += 1
+    while top:
+        top -= 1
+        s = stack[top]
+        for j in range(counts[s], counts[s + 1]):
+            p = preds[j]
+            if not live[p]:
+                live[p] = True
+                stack[top] = p
+                top += 1
+    new = np.full(n, -1, dtype=np.int32)
+    if not live[start]:
+        return np.empty((0, k), dtype=np.int32), np.zeros(0, dtype=np.bool_)
+    order = stack
+    order[0] = start
+    new[start] = 0
+    size = 1
+    i = 0
+    while i < size:
+        s = order[i]
+        i += 1
+        for c in range(k):
+            t = transitions[s, c]
+            if t >= 0 and live[t] and new[t] < 0:
+                new[t] = size
+                order[size] = t
+                size += 1
+    out = np.empty((size, k), dtype=np.int32)
+    acc = np.empty(size, dtype=np.bool_)
+    for i in range(size):
+        s = order[i]
+        acc[i] = accepting[s]
+        for c in range(k):
+            t = transitions[s, c]
+            out[i, c] = new[t] if t >= 0 else -1
+    return out, acc
 
 
 def trim(
@@ -81,29 +141,18 @@ def trim(
 ) -> DFATable:
     """Drop states that are unreachable or cannot reach acceptance; renumber breadth-first;
     merge identical byte classes when `compact`."""
-    n = transitions.shape[0]
-    _, live = reachable_and_live(np.ascontiguousarray(transitions, dtype=np.int32),
-                                 np.ascontiguousarray(accepting, dtype=np.bool_), start)
-    k = transitions.shape[1]
-    if not live[start]:
+    table, acc = trimmed_table(np.ascontiguousarray(transitions, dtype=np.int32),
+                               np.ascontiguousarray(accepting, dtype=np.bool_), start)
+    if not len(acc):
         return DFATable(
             byte_class=np.zeros(256, dtype=np.int32),
             transitions=np.full((1, 1), -1, dtype=np.int32),
             accepting=np.zeros(1, dtype=bool),
             start=0,
         )
-    old = breadth_first_order(np.ascontiguousarray(transitions, dtype=np.int32), live, start)
-    remap = np.full(n + 1, -1, dtype=np.int32)
-    remap[old] = np.arange(len(old), dtype=np.int32)
-    sub = transitions[old]
-    new_tr = np.where(sub >= 0, remap[np.where(sub >= 0, sub, n)], -1).astype(np.int32)
-    table = DFATable(
-        byte_class=byte_class.astype(np.int32),
-        transitions=new_tr.reshape(len(old), k),
-        accepting=accepting[old],
-        start=0,
-    )
-    return compact_classes(table) if compact else table
+    dfa = DFATable(byte_class=byte_class.astype(np.int32), transitions=table, accepting=acc,
+                   start=0)
+    return compact_classes(dfa) if compact else dfa
 
 
 def merge_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

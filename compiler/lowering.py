@@ -4,14 +4,21 @@ A grammar with no recursion among the rules reachable from its start is regular:
 every rule reference by the rule's (already substituted) body gives a single IR expression that
 the DFA path compiles. Bodies are shared, not copied, so the result is a DAG whose size is the
 grammar's; the NFA and DFA budgets bound what expanding it may cost. Recursive grammars are
-reported with the cycle that makes them so.
+reported with the cycle that makes them so. The rules each rule refers to are computed once per
+grammar (`rule_uses`, remembered for the grammar last asked about), each shared sub-expression
+visited once.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from .errors import GrammarError
-from .ir import Choice, Grammar, Node, Repeat, RuleRef, Seq, Span, children, references
+from .ir import Choice, Grammar, Node, Repeat, RuleRef, Seq, Span, children
+
+T = TypeVar("T")
 
 
 def _error(message: str, span: Span | None, code: str) -> GrammarError:
@@ -24,16 +31,59 @@ def _error(message: str, span: Span | None, code: str) -> GrammarError:
     )
 
 
+def first_references(node: Node) -> list[RuleRef]:
+    """The first reference to each rule name in `node`, in source order (a shared
+    sub-expression is visited once)."""
+    seen: set[int] = set()
+    names: set[str] = set()
+    found: list[RuleRef] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if type(n) is RuleRef:
+            if n.name not in names:
+                names.add(n.name)
+                found.append(n)
+        else:
+            stack.extend(reversed(children(n)))
+    return found
+
+
+_memo = threading.local()
+
+
+def per_grammar(grammar: Grammar, name: str, compute: Callable[[Grammar], T]) -> T:
+    """`compute(grammar)`, remembered under `name` for the grammar last asked about (per
+    thread): one compile asks the same questions of one grammar many times."""
+    last: tuple[weakref.ref[Grammar], dict[str, Any]] | None = getattr(_memo, "last", None)
+    if last is None or last[0]() is not grammar:
+        last = _memo.last = (weakref.ref(grammar), {})
+    if name not in last[1]:
+        last[1][name] = compute(grammar)
+    value: T = last[1][name]
+    return value
+
+
+def rule_uses(grammar: Grammar) -> dict[str, list[RuleRef]]:
+    """Per rule name, `first_references` of its body."""
+    return per_grammar(grammar, "uses",
+                       lambda g: {r.name: first_references(r.body) for r in g.rules})
+
+
 def reachable_rules(grammar: Grammar) -> list[str]:
     """Names of the defined rules reachable from the start, in discovery order."""
     rules = grammar.by_name
     if grammar.start not in rules:
         return []
+    uses = rule_uses(grammar)
     order = [grammar.start]
     seen = {grammar.start}
     i = 0
     while i < len(order):
-        for ref in references(rules[order[i]].body):
+        for ref in uses[order[i]]:
             if ref.name in rules and ref.name not in seen:
                 seen.add(ref.name)
                 order.append(ref.name)
@@ -44,9 +94,10 @@ def reachable_rules(grammar: Grammar) -> list[str]:
 def dependency_order(grammar: Grammar) -> list[str]:
     """Reachable rules, each after the rules it references (back edges of cycles ignored)."""
     rules = grammar.by_name
+    refs = rule_uses(grammar)
 
     def uses(name: str) -> Iterator[str]:
-        return iter(dict.fromkeys(r.name for r in references(rules[name].body)))
+        return iter([r.name for r in refs[name]])
 
     if grammar.start not in rules:
         return []
@@ -70,12 +121,13 @@ def find_cycle(grammar: Grammar) -> list[str] | None:
     """A cycle of rule references reachable from the start (first name repeated at the end),
     or None when the reachable rules are not recursive."""
     rules = grammar.by_name
+    uses = rule_uses(grammar)
     state: dict[str, int] = {}
     for root in reachable_rules(grammar):
         if root in state:
             continue
         path: list[str] = [root]
-        iters = [iter(references(rules[root].body))]
+        iters = [iter(uses[root])]
         state[root] = 1
         while iters:
             ref = next(iters[-1], None)
@@ -91,7 +143,7 @@ def find_cycle(grammar: Grammar) -> list[str] | None:
             if name not in state:
                 state[name] = 1
                 path.append(name)
-                iters.append(iter(references(rules[name].body)))
+                iters.append(iter(uses[name]))
     return None
 
 
@@ -176,8 +228,9 @@ def check_references(grammar: Grammar) -> None:
     rules = grammar.by_name
     if grammar.start not in rules:
         raise _error(f"start rule '{grammar.start}' is not defined", None, "missing-start")
+    uses = rule_uses(grammar)
     for name in reachable_rules(grammar):
-        for ref in references(rules[name].body):
+        for ref in uses[name]:
             if ref.name not in rules:
                 raise _error(f"rule '{ref.name}' is not defined (referenced in '{name}')",
                              ref.span, "undefined-rule")

@@ -1,13 +1,15 @@
-"""Hopcroft's partition refinement, as a Numba kernel: the minimal DFA of a trimmed DFA.
+"""Hopcroft's partition refinement, as a Numba kernel: the minimal DFA of a DFA.
 
-The partial DFA is completed with an explicit dead state, states start split by acceptance,
-and every block taken from the work list splits the blocks of its predecessors, per class;
-after a split only the smaller half needs to go on the list, which bounds the work by
-O(k·n·log n). Blocks live in one array of states (each block a contiguous range, states marked
-by moving them to its front), so nothing is allocated while refining. The dead state's block
-is dropped again, so the result is the unique minimal trimmed DFA (up to the breadth-first
-numbering that `trim` fixes): two DFAs accept the same language iff their minimal tables are
-equal.
+The partial DFA is refined as it is: the states that cannot reach acceptance (the missing
+moves' dead state among them) form one block that never splits and is never a splitter, so
+the work is bounded by the defined moves, O(m·log n), not by states times classes. The other
+states start split by acceptance, and every block taken from the work list splits the blocks
+of its predecessors, per class (the predecessors are gathered once per splitter and bucketed
+by class); after a split only the smaller half needs to go on the list. Blocks live in one
+array of states (each block a contiguous range, states marked by moving them to its front),
+so nothing is allocated while refining. The dead block is dropped again, so the result is the
+unique minimal trimmed DFA (up to the breadth-first numbering that `trim` fixes): two DFAs
+accept the same language iff their minimal tables are equal.
 """
 from __future__ import annotations
 
@@ -19,23 +21,47 @@ from .dfa import trim
 
 
 @njit(cache=True, nogil=True)
-def hopcroft_blocks(total, accepting):  # type: ignore[no-untyped-def]
-    """The block of each state of the complete DFA `total` (int[n, k], no -1 entries)."""
-    n, k = total.shape
-    inv_off = np.zeros((k, n + 1), dtype=np.int64)
+def hopcroft_blocks(transitions, accepting):  # type: ignore[no-untyped-def]
+    """(block of each state, number of blocks, the block of the states that cannot reach
+    acceptance or -1) of the partial DFA `transitions` (int32[n, k], -1: no move)."""
+    n, k = transitions.shape
+    in_off = np.zeros(n + 1, dtype=np.int64)
     for s in range(n):
         for c in range(k):
-            inv_off[c, total[s, c] + 1] += 1
-    for c in range(k):
-        for q in range(n):
-            inv_off[c, q + 1] += inv_off[c, q]
-    inv = np.empty((k, n), dtype=np.int64)
-    fill = inv_off[:, :n].copy()
+            t = transitions[s, c]
+            if t >= 0:
+                in_off[t + 1] += 1
+    for q in range(n):
+        in_off[q + 1] += in_off[q]
+    m = in_off[n]
+    in_src = np.empty(m, dtype=np.int64)
+    in_cls = np.empty(m, dtype=np.int64)
+    fill = in_off[:n].copy()
     for s in range(n):
         for c in range(k):
-            q = total[s, c]
-            inv[c, fill[c, q]] = s
-            fill[c, q] += 1
+            t = transitions[s, c]
+            if t >= 0:
+                in_src[fill[t]] = s
+                in_cls[fill[t]] = c
+                fill[t] += 1
+
+    live = np.zeros(n, dtype=np.bool_)
+    stack = np.empty(n, dtype=np.int64)
+    top = 0
+    for s in range(n):
+        if accepting[s]:
+            live[s] = True
+            stack[top] = s
+            top += 1
+    while top:
+        top -= 1
+        q = stack[top]
+        for x in range(in_off[q], in_off[q + 1]):
+            p = in_src[x]
+            if not live[p]:
+                live[p] = True
+                stack[top] = p
+                top += 1
 
     elems = np.empty(n, dtype=np.int64)
     pos = np.empty(n, dtype=np.int64)
@@ -46,72 +72,91 @@ def hopcroft_blocks(total, accepting):  # type: ignore[no-untyped-def]
     in_work = np.zeros(n + 1, dtype=np.bool_)
     work = np.empty(n + 1, dtype=np.int64)
     touched = np.empty(n + 1, dtype=np.int64)
-    splitter = np.empty(n, dtype=np.int64)
+    n_blocks = 0
+    dead = -1
     i = 0
-    for want in (True, False):
+    for kind in range(3):
+        lo = i
         for s in range(n):
-            if accepting[s] == want:
+            if (kind == 0 and accepting[s]) or (kind == 1 and live[s] and not accepting[s]) or (
+                    kind == 2 and not live[s]):
                 elems[i] = s
                 pos[s] = i
                 i += 1
-    n_acc = 0
-    for s in range(n):
-        if accepting[s]:
-            n_acc += 1
-    n_blocks = 0
-    top = 0
-    for lo, hi in ((0, n_acc), (n_acc, n)):
-        if hi > lo:
-            start[n_blocks], end[n_blocks] = lo, hi
-            for j in range(lo, hi):
+        if i > lo:
+            start[n_blocks], end[n_blocks] = lo, i
+            for j in range(lo, i):
                 block_of[elems[j]] = n_blocks
-            work[top] = n_blocks
-            in_work[n_blocks] = True
-            top += 1
+            if kind == 2:
+                dead = n_blocks
+            else:
+                work[top] = n_blocks
+                in_work[n_blocks] = True
+                top += 1
             n_blocks += 1
 
+    count = np.zeros(k, dtype=np.int64)
+    first = np.zeros(k, dtype=np.int64)
+    classes = np.empty(k, dtype=np.int64)
+    bucket = np.empty(max(m, 1), dtype=np.int64)
     while top:
         top -= 1
         a = work[top]
         in_work[a] = False
-        size = end[a] - start[a]
-        for j in range(size):
-            splitter[j] = elems[start[a] + j]
-        for c in range(k):
+        n_classes = 0
+        for j in range(start[a], end[a]):
+            q = elems[j]
+            for x in range(in_off[q], in_off[q + 1]):
+                c = in_cls[x]
+                if count[c] == 0:
+                    classes[n_classes] = c
+                    n_classes += 1
+                count[c] += 1
+        total = 0
+        for ci in range(n_classes):
+            c = classes[ci]
+            first[c] = total
+            total += count[c]
+            count[c] = first[c]
+        for j in range(start[a], end[a]):
+            q = elems[j]
+            for x in range(in_off[q], in_off[q + 1]):
+                c = in_cls[x]
+                bucket[count[c]] = in_src[x]
+                count[c] += 1
+        for ci in range(n_classes):
+            c = classes[ci]
             n_touched = 0
-            for j in range(size):
-                q = splitter[j]
-                for x in range(inv_off[c, q], inv_off[c, q + 1]):
-                    p = inv[c, x]
-                    b = block_of[p]
-                    front = start[b] + marked[b]
-                    if pos[p] < front:
-                        continue
-                    if marked[b] == 0:
-                        touched[n_touched] = b
-                        n_touched += 1
-                    other = elems[front]
-                    elems[front], elems[pos[p]] = p, other
-                    pos[other] = pos[p]
-                    pos[p] = front
-                    marked[b] += 1
+            for x in range(first[c], count[c]):
+                p = bucket[x]
+                b = block_of[p]
+                front = start[b] + marked[b]
+                if marked[b] == 0:
+                    touched[n_touched] = b
+                    n_touched += 1
+                other = elems[front]
+                elems[front], elems[pos[p]] = p, other
+                pos[other] = pos[p]
+                pos[p] = front
+                marked[b] += 1
+            count[c] = 0
             for t in range(n_touched):
                 b = touched[t]
-                m = marked[b]
+                mk = marked[b]
                 marked[b] = 0
-                if m == end[b] - start[b]:
+                if mk == end[b] - start[b]:
                     continue
                 nb = n_blocks
                 n_blocks += 1
-                start[nb], end[nb] = start[b], start[b] + m
-                start[b] = start[b] + m
+                start[nb], end[nb] = start[b], start[b] + mk
+                start[b] = start[b] + mk
                 for j in range(start[nb], end[nb]):
                     block_of[elems[j]] = nb
                 pick = nb if in_work[b] or end[nb] - start[nb] <= end[b] - start[b] else b
                 work[top] = pick
                 in_work[pick] = True
                 top += 1
-    return block_of, n_blocks
+    return block_of, n_blocks, dead
 
 
 def minimize(dfa: DFATable, compact: bool = True) -> DFATable:
@@ -126,16 +171,37 @@ def minimize_table(byte_class: np.ndarray, transitions: np.ndarray, accepting: n
                    start: int, compact: bool = True) -> DFATable:
     """The minimal trimmed DFA of the table `transitions` (-1: dead) from `start`, which need
     not be trimmed: states that cannot reach acceptance fall into the dead state's block."""
-    n, k = transitions.shape
-    dead = n
-    total = np.full((n + 1, k), dead, dtype=np.int64)
-    np.copyto(total[:n], transitions, where=transitions >= 0)
-    accepting = np.append(accepting, False)
-    block, n_blocks = hopcroft_blocks(total, accepting)
-    reps = np.zeros(n_blocks, dtype=np.int64)
-    reps[block[::-1]] = np.arange(n, -1, -1)
-    quotient = block[total[reps]]
-    dead_block = block[dead]
-    quotient = np.where(quotient == dead_block, -1, quotient).astype(np.int32)
-    quotient[dead_block, :] = -1
-    return trim(byte_class, quotient, accepting[reps], int(block[start]), compact=compact)
+    transitions = _read_only(np.ascontiguousarray(transitions, dtype=np.int32))
+    accepting = _read_only(np.ascontiguousarray(accepting, dtype=np.bool_))
+    block, n_blocks, dead = hopcroft_blocks(transitions, accepting)
+    table, acc = quotient(transitions, accepting, block, n_blocks, dead)
+    return trim(byte_class, table, acc, int(block[start]), compact=compact)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view, so the kernels are compiled for one array type (tables of a
+    `DFATable` are read-only)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+@njit(cache=True, nogil=True)
+def quotient(transitions, accepting, block, n_blocks, dead):  # type: ignore[no-untyped-def]
+    """(transitions, accepting) of the DFA whose states are the blocks, moves into `dead`
+    dropped."""
+    k = transitions.shape[1]
+    table = np.full((n_blocks, k), -1, dtype=np.int32)
+    acc = np.zeros(n_blocks, dtype=np.bool_)
+    done = np.zeros(n_blocks, dtype=np.bool_)
+    for s in range(transitions.shape[0]):
+        b = block[s]
+        if done[b] or b == dead:
+            continue
+        done[b] = True
+        acc[b] = accepting[s]
+        for c in range(k):
+            t = transitions[s, c]
+            if t >= 0 and block[t] != dead:
+                table[b, c] = block[t]
+    return table, acc

@@ -13,7 +13,8 @@ Each kept rule's body becomes a Thompson NFA whose references to kept rules are 
 call of the rule itself in tail position (nothing can follow it) becomes a jump back to the
 rule's start, so right recursion runs as a loop. All rules share one byte-class partition;
 each is determinized and minimized with the call columns kept apart from the byte columns.
-References to unproductive rules are dropped (they can never complete).
+References to unproductive rules are dropped (they can never complete). The states budget is
+checked after each rule automaton, so an oversized grammar fails before the rest are built.
 """
 from __future__ import annotations
 
@@ -38,10 +39,17 @@ from .ir import (
     Repeat,
     RuleRef,
     Seq,
-    references,
 )
 from .limits import DEFAULT_LIMITS, Limits
-from .lowering import check_references, cyclic_components, reachable_rules, substitute
+from .lowering import (
+    check_references,
+    cyclic_components,
+    dependency_order,
+    per_grammar,
+    reachable_rules,
+    rule_uses,
+    substitute,
+)
 from .minimize import minimize_table
 from .nfa import CALL, NFA, build_nfa
 from .utf8 import utf8_sequences
@@ -62,10 +70,9 @@ def choose_kept(grammar: Grammar, order: list[str], cost: dict[str, float]) -> l
     A kept rule's end is where a token may have to be checked against the real stack, so the
     cheapest rules to keep are those whose strings end with few bytes and are followed by few
     bytes (the closing bracket of an object, not the last digit of any value)."""
-    rules = grammar.by_name
+    uses = rule_uses(grammar)
     listed = set(order)
-    graph = {name: [r.name for r in references(rules[name].body) if r.name in listed]
-             for name in order}
+    graph = {name: [r.name for r in uses[name] if r.name in listed] for name in order}
     keep = [grammar.start]
     for comp in cyclic_components(graph, order):
         inlined: set[str] = set()
@@ -83,13 +90,19 @@ def rule_bodies(grammar: Grammar, keep: list[str], order: list[str]) -> dict[str
     kept, productive = set(keep), set(order)
     resolved: dict[str, Node] = {name: NOTHING for name in rules if name not in productive}
     pending = [name for name in order if name not in kept]
-    graph = {name: {r.name for r in references(rules[name].body)} & set(pending) for name in pending}
+    uses = rule_uses(grammar)
+    graph = {name: {r.name for r in uses[name]} & set(pending) for name in pending}
+
+    def inlined(name: str) -> Node:
+        body = rules[name].body
+        return substitute(body, resolved) if any(r.name in resolved for r in uses[name]) else body
+
     while pending:
         ready = [name for name in pending if not graph[name] - resolved.keys()]
         for name in ready:
-            resolved[name] = substitute(rules[name].body, resolved)
+            resolved[name] = inlined(name)
         pending = [name for name in pending if name not in resolved]
-    return {name: substitute(rules[name].body, resolved) for name in keep}
+    return {name: inlined(name) for name in keep}
 
 
 Summary = tuple[bool, bool, int, int]
@@ -119,7 +132,11 @@ def _leaf_summary(n: Node) -> Summary:
     if isinstance(n, CharClass):
         return (True, False, *_class_ends(n.ranges)) if n.ranges else _UNPRODUCTIVE
     assert isinstance(n, Automaton)
-    d = n.dfa
+    return _automaton_summary(n.dfa)
+
+
+@functools.lru_cache(maxsize=256)
+def _automaton_summary(d: DFATable) -> Summary:
     if d.is_empty_language:
         return _UNPRODUCTIVE
     moved = d.transitions >= 0
@@ -169,14 +186,17 @@ def rule_summaries(grammar: Grammar, names: list[str]
     """The summary of each rule of `names` (a set closed under references, e.g. the reachable
     rules) as a least fixpoint, and per rule the summaries of its body's nodes by id."""
     rules = grammar.by_name
+    uses = rule_uses(grammar)
     users: dict[str, list[str]] = {name: [] for name in names}
     for name in names:
-        for used in dict.fromkeys(r.name for r in references(rules[name].body)):
-            if used in users:
-                users[used].append(name)
+        for used in uses[name]:
+            if used.name in users:
+                users[used.name].append(name)
     summary: dict[str, Summary] = {}
     memos: dict[str, dict[int, Summary]] = {}
-    work = list(reversed(names))
+    ordered = [name for name in dependency_order(grammar) if name in users]
+    rest = set(names).difference(ordered)
+    work = [name for name in reversed(names) if name in rest] + ordered[::-1]
     queued = set(work)
     while work:
         name = work.pop()
@@ -203,10 +223,15 @@ def end_cost(grammar: Grammar, order: list[str], summary: dict[str, Summary],
     for name in order:
         memo = memos[name]
         stack: list[tuple[Node, int, bool]] = [(rules[name].body, 0, True)]
+        seen: set[tuple[int, int, bool]] = set()
         while stack:
             n, after, tail = stack.pop()
-            if not memo[id(n)][0]:
+            if isinstance(n, (Literal, CharClass, Automaton)) or not memo[id(n)][0]:
                 continue
+            if not isinstance(n, RuleRef):
+                if (id(n), after, tail) in seen:
+                    continue
+                seen.add((id(n), after, tail))
             if isinstance(n, RuleRef):
                 follow[n.name] |= after
                 if tail:
@@ -236,21 +261,24 @@ def end_cost(grammar: Grammar, order: list[str], summary: dict[str, Summary],
 def eliminate_tail_self_calls(nfa: NFA, symbol: int) -> NFA:
     """`nfa` with each call edge on `symbol` whose target can only finish (its epsilon closure
     holds the accept state and no edges) turned into an epsilon edge back to the start."""
-    tail_calls = [(s, edge) for s, es in enumerate(nfa.edges) for edge in es
-                  if edge[0] == symbol and _only_finishes(nfa, edge[2])]
-    if not tail_calls:
+    calls = np.flatnonzero(nfa.edge_lo == symbol)
+    tail = [j for j in calls.tolist() if _only_finishes(nfa, int(nfa.edge_to[j]))]
+    if not tail:
         return nfa
-    edges = list(nfa.edges)
-    eps = list(nfa.eps)
-    for s, edge in tail_calls:
-        edges[s] = tuple(e for e in edges[s] if e != edge)
-        eps[s] = (*eps[s], nfa.start)
-    return NFA(edges=tuple(edges), eps=tuple(eps), start=nfa.start, accept=nfa.accept)
+    n = nfa.n_states
+    src = np.repeat(np.arange(n), np.diff(nfa.edge_off))
+    keep = np.ones(len(src), dtype=bool)
+    keep[tail] = False
+    eps_src = np.repeat(np.arange(n), np.diff(nfa.eps_off))
+    return NFA.from_arrays(n, src[keep], nfa.edge_lo[keep], nfa.edge_hi[keep],
+                           nfa.edge_to[keep], np.concatenate((eps_src, src[tail])),
+                           np.append(nfa.eps_to, [nfa.start] * len(tail)), nfa.start,
+                           nfa.accept)
 
 
 def _only_finishes(nfa: NFA, state: int) -> bool:
     tail = nfa.epsilon_closure({state})
-    return nfa.accept in tail and not any(nfa.edges[q] for q in tail)
+    return nfa.accept in tail and not any(nfa.edge_off[q + 1] > nfa.edge_off[q] for q in tail)
 
 
 def _rule_dfa(nfa: NFA, classes: np.ndarray, n_calls: int, limits: Limits) -> DFATable:
@@ -264,7 +292,7 @@ def build_pushdown(
     reference or an empty language, BudgetExceeded past `limits`."""
     check_references(grammar)
     reachable = reachable_rules(grammar)
-    summary, memos = rule_summaries(grammar, reachable)
+    summary, memos = per_grammar(grammar, "summaries", lambda g: rule_summaries(g, reachable))
     order = [name for name in reachable if summary[name][0]]
     if grammar.start not in order:
         raise GrammarError(
@@ -283,10 +311,14 @@ def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits) 
             for i, name in enumerate(keep)]
     classes = byte_classes(nfas)
     n_bytes = int(classes.max()) + 1
-    dfas = [_rule_dfa(nfa, classes, len(keep), limits) for nfa in nfas]
-    total = sum(d.n_states for d in dfas)
-    if total > limits.max_dfa_states:
-        raise limits.exceeded("max_dfa_states", total, "rule automaton states")
+    dfas: list[DFATable] = []
+    total = 0
+    for nfa in nfas:
+        dfas.append(_rule_dfa(nfa, classes, len(keep), limits))
+        total += dfas[-1].n_states
+        if total > limits.max_dfa_states:
+            raise limits.exceeded("max_dfa_states", f"more than {limits.max_dfa_states}",
+                                  "rule automaton states")
     return _assemble(grammar, keep, dfas, classes, n_bytes)
 
 
@@ -297,7 +329,7 @@ def _assemble(grammar: Grammar, keep: list[str], dfas: list[DFATable], classes: 
     transitions = np.full((n, n_bytes), -1, dtype=np.int32)
     accepting = np.zeros(n, dtype=bool)
     state_rule = np.zeros(n, dtype=np.int32)
-    call_lists: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    sources, callees, targets = [], [], []
     for r, d in enumerate(dfas):
         base = int(offsets[r])
         rows = slice(base, base + d.n_states)
@@ -305,18 +337,22 @@ def _assemble(grammar: Grammar, keep: list[str], dfas: list[DFATable], classes: 
         transitions[rows] = np.where(byte_part >= 0, byte_part + base, -1)
         accepting[rows] = d.accepting
         state_rule[rows] = r
-        for s, row in enumerate(d.transitions[:, n_bytes:].tolist()):
-            call_lists[base + s] = [(callee, t + base) for callee, t in enumerate(row) if t >= 0]
-    call_offsets = np.cumsum([0] + [len(c) for c in call_lists]).astype(np.int32)
-    flat = [edge for c in call_lists for edge in c]
+        call_part = d.transitions[:, n_bytes:]
+        s, callee = np.nonzero(call_part >= 0)
+        sources.append(s + base)
+        callees.append(callee)
+        targets.append(call_part[s, callee] + base)
+    source = np.concatenate(sources)
+    call_offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.bincount(source, minlength=n), out=call_offsets[1:])
     new_of_old, columns = merge_columns(transitions)
     return PushdownTable(
         byte_class=new_of_old[classes],
         transitions=np.ascontiguousarray(transitions[:, columns]),
         accepting=accepting,
         call_offsets=call_offsets,
-        call_rule=np.array([c for c, _ in flat], dtype=np.int32),
-        call_next=np.array([t for _, t in flat], dtype=np.int32),
+        call_rule=np.concatenate(callees).astype(np.int32),
+        call_next=np.concatenate(targets).astype(np.int32),
         state_rule=state_rule,
         rule_start=offsets[:-1].astype(np.int32) + np.array([d.start for d in dfas], dtype=np.int32),
         start_rule=keep.index(grammar.start),

@@ -4,7 +4,10 @@ Input: per NFA state, its edges as inclusive column ranges [lo, hi] with a targe
 byte classes, then call symbols) in CSR form, and its epsilon targets in CSR form. Output: the
 transition table over the columns and the accepting flags of the DFA whose states are the
 epsilon-closed sets of NFA states reachable from the start's closure, numbered in discovery
-order (column by column, breadth-first). A set is identified by its important states (those with
+order (column by column, breadth-first). The columns of a DFA state are split into segments at
+the ends of its NFA states' edges; every column of a segment has the same successor, so each
+closure is computed once per segment rather than once per column, and the DFA state reached
+from a single NFA state is remembered (-2: none), so it is computed once. A set is identified by its important states (those with
 edges, and the accept state): two closures that agree on them have the same moves and
 acceptance, so they are one DFA state; a closure without any is the dead state (-1).
 
@@ -76,9 +79,13 @@ def subset_construction(e_off, e_lo, e_hi, e_to, eps_off, eps_to, start, accept,
     pool_off = np.zeros(64, dtype=np.int64)
     trans = np.full((64, k), -1, dtype=np.int32)
     table = np.full(256, -1, dtype=np.int64)
-    counts = np.zeros(k + 1, dtype=np.int64)
+    cut = np.zeros(k + 1, dtype=np.bool_)
+    bounds = np.empty(k + 1, dtype=np.int64)
+    seg_of = np.empty(k + 1, dtype=np.int64)
+    counts = np.zeros(k + 2, dtype=np.int64)
     seeds = np.empty(max(16, n), dtype=np.int32)
-    fill = np.zeros(k, dtype=np.int64)
+    fill = np.zeros(k + 1, dtype=np.int64)
+    single = np.full(n, -1, dtype=np.int64)
 
     important = np.zeros(n, dtype=np.bool_)
     for s in range(n):
@@ -95,33 +102,54 @@ def subset_construction(e_off, e_lo, e_hi, e_to, eps_off, eps_to, start, accept,
     d = 0
     while d < m:
         lo_d, hi_d = pool_off[d], pool_off[d + 1]
-        for c in range(k + 1):
-            counts[c] = 0
         for i in range(lo_d, hi_d):
             s = pool[i]
             for j in range(e_off[s], e_off[s + 1]):
-                for c in range(e_lo[j], e_hi[j] + 1):
-                    counts[c + 1] += 1
-        for c in range(k):
-            counts[c + 1] += counts[c]
-        total = counts[k]
+                cut[e_lo[j]] = True
+                cut[e_hi[j] + 1] = True
+        n_seg = 0
+        for c in range(k + 1):
+            if cut[c]:
+                cut[c] = False
+                bounds[n_seg] = c
+                n_seg += 1
+            seg_of[c] = n_seg - 1
+        n_seg = max(n_seg - 1, 0)
+        for g in range(n_seg + 1):
+            counts[g] = 0
+        for i in range(lo_d, hi_d):
+            s = pool[i]
+            for j in range(e_off[s], e_off[s + 1]):
+                for g in range(seg_of[e_lo[j]], seg_of[e_hi[j]] + 1):
+                    counts[g + 1] += 1
+        for g in range(n_seg):
+            counts[g + 1] += counts[g]
+        total = counts[n_seg]
         if total > len(seeds):
             seeds = np.empty(2 * total, dtype=np.int32)
-        for c in range(k):
-            fill[c] = counts[c]
+        for g in range(n_seg):
+            fill[g] = counts[g]
         for i in range(lo_d, hi_d):
             s = pool[i]
             for j in range(e_off[s], e_off[s + 1]):
-                for c in range(e_lo[j], e_hi[j] + 1):
-                    seeds[fill[c]] = e_to[j]
-                    fill[c] += 1
-        for c in range(k):
-            a, b = counts[c], counts[c + 1]
+                for g in range(seg_of[e_lo[j]], seg_of[e_hi[j]] + 1):
+                    seeds[fill[g]] = e_to[j]
+                    fill[g] += 1
+        for g in range(n_seg):
+            a, b = counts[g], counts[g + 1]
             if a == b:
+                continue
+            if b - a == 1 and single[seeds[a]] != -1:
+                found = single[seeds[a]]
+                if found >= 0:
+                    for c in range(bounds[g], bounds[g + 1]):
+                        trans[d, c] = found
                 continue
             gen += 1
             size = _closure(seeds, a, b, eps_off, eps_to, important, mark, gen, stack, buf)
             if size == 0:
+                if b - a == 1:
+                    single[seeds[a]] = -2
                 continue
             h = _hash(buf, 0, size)
             mask = np.uint64(len(table) - 1)
@@ -169,7 +197,10 @@ def subset_construction(e_off, e_lo, e_hi, e_to, eps_off, eps_to, start, accept,
                         while table[sl] >= 0:
                             sl = (sl + np.uint64(1)) & mask
                         table[sl] = t
-            trans[d, c] = found
+            if b - a == 1:
+                single[seeds[a]] = found
+            for c in range(bounds[g], bounds[g + 1]):
+                trans[d, c] = found
         d += 1
     accepting = np.zeros(m, dtype=np.bool_)
     for t in range(m):

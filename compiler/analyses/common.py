@@ -10,6 +10,7 @@ from ..diagnostics import Diagnostic
 from ..ir import (
     Automaton,
     CharClass,
+    Choice,
     Grammar,
     Literal,
     Node,
@@ -17,7 +18,6 @@ from ..ir import (
     RuleRef,
     Seq,
     Span,
-    children,
     references,
 )
 
@@ -65,14 +65,17 @@ def fold(node: Node, combine: Callable[[Node, list[T]], T],
     stack: list[tuple[Node, bool]] = [(node, False)]
     while stack:
         n, ready = stack.pop()
+        kind = type(n)
+        kids = (n.items if kind is Seq else n.alternatives if kind is Choice  # type: ignore[union-attr]
+                else (n.item,) if kind is Repeat else ())  # type: ignore[union-attr]
+        if ready or not kids:
+            if id(n) not in memo:
+                memo[id(n)] = combine(n, [memo[id(k)] for k in kids])
+            continue
         if id(n) in memo:
             continue
-        kids = children(n)
-        if ready or not kids:
-            memo[id(n)] = combine(n, [memo[id(k)] for k in kids])
-            continue
         stack.append((n, True))
-        stack.extend((k, False) for k in reversed(kids))
+        stack.extend((k, False) for k in reversed(kids) if id(k) not in memo)
     return memo[id(node)]
 
 

@@ -34,10 +34,11 @@ the last", and the markers are erased (as epsilon moves), giving an `Automaton`.
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ...runtime.dfa_table import DFATable
 from ..dfa import determinize
@@ -175,20 +176,18 @@ def _category_names() -> dict[str, tuple[str, ...]]:
 class _Parser:
     """Reads one pattern left to right, groups on an explicit stack (no recursion)."""
 
-    def __init__(self, text: str, pointer: str, limits: Limits) -> None:
+    def __init__(self, text: str, limits: Limits) -> None:
         self.text = text
-        self.pointer = pointer
         self.limits = limits
         self.marked = False
 
     def invalid(self, what: str, pos: int) -> GrammarError:
         return GrammarError(f"invalid pattern at column {pos + 1}: {what}", line=1,
-                            column=pos + 1, pointer=self.pointer, code="invalid-pattern")
+                            column=pos + 1, code="invalid-pattern")
 
     def unsupported(self, what: str, pos: int, why: str) -> GrammarError:
         return GrammarError(f"{what} at column {pos + 1} of the pattern is not supported: {why}",
-                            line=1, column=pos + 1, pointer=self.pointer,
-                            code="unsupported-pattern")
+                            line=1, column=pos + 1, code="unsupported-pattern")
 
     def parse(self) -> list[tuple[bool, Node, bool]]:
         """The top-level alternatives as (anchored at start, body, anchored at end)."""
@@ -294,8 +293,7 @@ class _Parser:
         if len(digits) > 9 or int(digits) > self.limits.max_repeat:
             budget = self.limits.exceeded("max_repeat", digits if len(digits) <= 20 else
                                           f"{len(digits)} digits", "repetition count")
-            raise BudgetExceeded(budget.message, line=1, column=pos + 1, pointer=self.pointer,
-                                 code=budget.code)
+            raise BudgetExceeded(budget.message, line=1, column=pos + 1, code=budget.code)
         return int(digits)
 
     def atom(self, i: int) -> tuple[_Item, int]:
@@ -426,19 +424,19 @@ class _Parser:
 
 def _erase_markers(dfa: DFATable, limits: Limits) -> DFATable:
     """The minimal DFA of `dfa`'s language with the marker bytes 0xFE and 0xFF deleted."""
-    bc = dfa.byte_class.tolist()
-    cuts = [0] + [b for b in range(1, 0xFE) if bc[b] != bc[b - 1]] + [0xFE]
-    runs = [(lo, hi - 1, bc[lo]) for lo, hi in itertools.pairwise(cuts)]
+    bc = dfa.byte_class[:0xFE]
+    lo = np.flatnonzero(np.concatenate(([True], bc[1:] != bc[:-1])))
+    hi = np.append(lo[1:], 0xFE) - 1
     n = dfa.n_states
-    edges: list[tuple[tuple[int, int, int], ...]] = []
-    eps: list[tuple[int, ...]] = []
-    for q, row in enumerate(dfa.transitions.tolist()):
-        edges.append(tuple((lo, hi, row[c]) for lo, hi, c in runs if row[c] >= 0))
-        moves = [row[bc[0xFE]], row[bc[0xFF]], n if dfa.accepting[q] else -1]
-        eps.append(tuple(t for t in moves if t >= 0))
-    edges.append(())
-    eps.append(())
-    return minimize(determinize(NFA(tuple(edges), tuple(eps), dfa.start, n), limits))
+    moves = dfa.transitions[:, bc[lo]]
+    q, r = np.nonzero(moves >= 0)
+    markers = dfa.transitions[:, dfa.byte_class[[0xFE, 0xFF]]]
+    p, m = np.nonzero(markers >= 0)
+    done = np.flatnonzero(dfa.accepting)
+    nfa = NFA.from_arrays(n + 1, q, lo[r], hi[r], moves[q, r],
+                          np.concatenate((p, done)), np.concatenate((markers[p, m], [n] * len(done))),
+                          dfa.start, n)
+    return minimize(determinize(nfa, limits))
 
 
 def ecma_pattern(pattern: str, *, pointer: str = "", limits: Limits = DEFAULT_LIMITS) -> Node:
@@ -450,8 +448,19 @@ def ecma_pattern(pattern: str, *, pointer: str = "", limits: Limits = DEFAULT_LI
     if len(pattern) > limits.max_pattern_length:
         budget = limits.exceeded("max_pattern_length", len(pattern), "pattern length")
         raise BudgetExceeded(budget.message, pointer=pointer, code=budget.code)
+    try:
+        return _pattern_node(pattern, limits)
+    except GrammarError as exc:
+        raise type(exc)(exc.message, line=exc.line, column=exc.column, pointer=pointer,
+                        code=exc.code) from None
+
+
+@functools.lru_cache(maxsize=512)
+def _pattern_node(pattern: str, limits: Limits) -> Node:
+    """`ecma_pattern` without the pointer, computed once per pattern (one node object, so
+    results cached by node identity are found again)."""
     text = pattern.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-    parser = _Parser(text, pointer, limits)
+    parser = _Parser(text, limits)
     branches = parser.parse()
     if not parser.marked:
         return alternation([concat(([] if start else [_ANY_STRING]) + [body]
@@ -459,9 +468,6 @@ def ecma_pattern(pattern: str, *, pointer: str = "", limits: Limits = DEFAULT_LI
                             for start, body, end in branches], None)
     marked = alternation([concat([_BEGIN] * start + [body] + [_END] * end)
                           for start, body, end in branches], None)
-    try:
-        dfa = intersect(concat([_ANY_STRING, marked, _ANY_STRING]), _MARKERS_AT_ENDS,
-                        limits=limits).dfa
-        return Automaton(_erase_markers(dfa, limits), label=f"pattern {pattern!r}")
-    except BudgetExceeded as exc:
-        raise BudgetExceeded(exc.message, pointer=pointer, code=exc.code) from None
+    dfa = intersect(concat([_ANY_STRING, marked, _ANY_STRING]), _MARKERS_AT_ENDS,
+                    limits=limits).dfa
+    return Automaton(_erase_markers(dfa, limits), label=f"pattern {pattern!r}")

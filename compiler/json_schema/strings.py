@@ -19,7 +19,9 @@ and gains escape paths to δ*(s, utf8(c)) for every c. The characters leading fr
 target are computed as code-point ranges from D's UTF-8 byte layers (per lead byte, the
 continuation-byte maps shared between states), and `\\u` escapes go through digit-range
 automata over the 16-bit value, shared between equal value maps. The result is a minimal
-`Automaton` whose size is bounded by `Limits.max_dfa_states`.
+`Automaton` whose size is bounded by `Limits.max_dfa_states`. The automaton is computed once per
+(content, pattern, bounds, limits), the languages compared by object (automata by their
+interned DFA), and the same `Automaton` object is returned for each use.
 
 Errors carry `pointer`: bad bounds are `invalid-schema`, no value satisfying the constraints is
 `empty-language`, bounds above `Limits.max_repeat` or automata above `Limits.max_dfa_states`
@@ -27,6 +29,7 @@ are `BudgetExceeded`, and pattern errors are those of `ecma_pattern`.
 """
 from __future__ import annotations
 
+import functools
 from bisect import bisect_right
 from typing import Any
 
@@ -39,6 +42,7 @@ from ..ir import Automaton, CharClass, Choice, Literal, Node, Repeat, Seq
 from ..language_ops import intersect
 from ..limits import DEFAULT_LIMITS, Limits
 from ..minimize import minimize
+from ..nfa import IdentityKey
 from .ecma_regex import ANY_CHAR, ecma_pattern
 
 __all__ = ["ecma_pattern", "json_string", "json_string_automaton"]
@@ -106,6 +110,7 @@ class _Encoder:
         self.rows_of: list[tuple[int, dict[int, int]]] = []
         self.hex_rows: list[tuple[int, list[int]]] = []
         self.hex_nodes: dict[tuple[int, tuple[tuple[int, int, int], ...]], int] = {}
+        self.hex_full: dict[tuple[int, int], int] = {}
         self.pending: dict[tuple[tuple[int, int, int], ...], int] = {}
         self.escapes: dict[tuple[tuple[int, int, int], ...], int] = {}
 
@@ -180,17 +185,29 @@ class _Encoder:
                 children[a:z + 1] = [t] * (z - a + 1)
         else:
             size = 16 ** (digits - 1)
-            parts: list[list[tuple[int, int, int]]] = [[] for _ in range(16)]
-            for a, z, t in fn:
-                for d in range(a // size, z // size + 1):
-                    lo = d * size
-                    parts[d].append((max(a, lo) - lo, min(z, lo + size - 1) - lo, t))
-            previous: tuple[tuple[int, int, int], ...] | None = None
+            i, n = 0, len(fn)
             for d in range(16):
-                part = tuple(parts[d])
-                same = part == previous
-                children[d] = children[d - 1] if same else self.hex_node(digits - 1, part)
-                previous = part
+                lo, hi = d * size, d * size + size - 1
+                while i < n and fn[i][1] < lo:
+                    i += 1
+                if i == n:
+                    break
+                a, z, t = fn[i]
+                if a > hi:
+                    continue
+                if a <= lo and z >= hi:
+                    full = self.hex_full.get((digits - 1, t))
+                    if full is None:
+                        full = self.hex_full[(digits - 1, t)] = self.hex_node(
+                            digits - 1, ((0, size - 1, t),))
+                    children[d] = full
+                    continue
+                j, part = i, []
+                while j < n and fn[j][0] <= hi:
+                    a, z, t = fn[j]
+                    part.append((max(a, lo) - lo, min(z, hi) - lo, t))
+                    j += 1
+                children[d] = self.hex_node(digits - 1, tuple(part))
         state = self.state(None)
         self.hex_rows.append((state, children))
         self.hex_nodes[key] = state
@@ -384,14 +401,32 @@ def json_string(
         raise BudgetExceeded(budget.message, pointer=pointer, code=budget.code)
     if content is None and matches is None:
         return Seq((_QUOTE, Repeat(_CHARACTER, lo, hi), _QUOTE))
-    operands = [_ANY_STRING] + [n for n in (content, matches) if n is not None]
     try:
-        values = intersect(*operands, limits=limits, label="string value").dfa
-        if (lo, hi) != (0, None) and not values.is_empty_language:
-            values = _counted(values, lo, hi, limits)
-        if values.is_empty_language:
-            raise GrammarError("no string satisfies the length bounds, format and pattern together",
-                               pointer=pointer, code="empty-language")
-        return Automaton(json_string_automaton(values, limits), label="JSON string")
+        return _literals(_key(content), _key(matches), lo, hi, limits)
     except BudgetExceeded as exc:
         raise BudgetExceeded(exc.message, pointer=pointer, code=exc.code) from None
+    except GrammarError as exc:
+        raise GrammarError(exc.message, pointer=pointer, code=exc.code) from None
+
+
+def _key(node: Node | None) -> IdentityKey | None:
+    """A cache key for a value language: its node, or the DFA of an `Automaton` (interned, so
+    equal automata share one key)."""
+    if node is None:
+        return None
+    return IdentityKey(node.dfa if isinstance(node, Automaton) else node)
+
+
+@functools.lru_cache(maxsize=256)
+def _literals(content: IdentityKey | None, matches: IdentityKey | None, lo: int,
+              hi: int | None, limits: Limits) -> Automaton:
+    """The literal automaton of the values in `content` and `matches` with lo to hi code
+    points, computed once per (value languages, bounds)."""
+    operands = [_ANY_STRING] + [k.node for k in (content, matches) if k is not None]
+    values = intersect(*operands, limits=limits, label="string value").dfa
+    if (lo, hi) != (0, None) and not values.is_empty_language:
+        values = _counted(values, lo, hi, limits)
+    if values.is_empty_language:
+        raise GrammarError("no string satisfies the length bounds, format and pattern together",
+                           code="empty-language")
+    return Automaton(json_string_automaton(values, limits), label="JSON string")
