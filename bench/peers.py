@@ -4,19 +4,22 @@ Each peer is built from the same token bytes as a `grammask.runtime.Vocabulary`,
 comparable bit for bit: regular tokens spell their bytes, special tokens spell nothing for the
 grammar (never allowed by a regex), and the vocabulary's EOS id ends a complete match.
 
-A peer exposes `compile(pattern)` for a regex and `compile_grammar(text)` for a context-free
-grammar in its own dialect (`grammar_text(gbnf, lark)` gives that text, outside any timing):
-what that library does per grammar before the first mask. `session(compiled)` is a matcher
-bound to its own one-row bitmask with `fill()` (write the allowed next tokens), `row()` (that
-bitmask as an int32 numpy row), `accept(token_id)` and `reset()`. Fills use each library's
-public fast path into a preallocated buffer. `nbytes(compiled)` is the compiled grammar's
-memory where the library reports it.
+A peer exposes `compile(pattern)` for a regex, `compile_grammar(text)` for a context-free
+grammar in its own dialect (`grammar_text(gbnf, lark)` gives that text, outside any timing) and
+`compile_json_schema(schema, lenient)` for a JSON Schema (a dict): what that library does per
+grammar before the first mask. A compile that fails raises (the library's exception, or
+RuntimeError with its message). `session(compiled)` is a matcher bound to its own one-row
+bitmask with `fill()` (write the allowed next tokens), `row()` (that bitmask as an int32 numpy
+row), `accept(token_id)` and `reset()`. Fills use each library's public fast path into a
+preallocated buffer. `nbytes(compiled)` is the compiled grammar's memory where the library
+reports it.
 
 `load_peers(vocab)` returns the peers that import and build, plus a note for each that does not.
 """
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import re
 import time
 from collections.abc import Callable
@@ -44,10 +47,12 @@ class Peer(Protocol):
     setup_s: float
     compile_means: str
     grammar_means: str
+    json_means: str
 
     def compile(self, pattern: str) -> Any: ...
     def grammar_text(self, gbnf: str, lark: str | None) -> str: ...
     def compile_grammar(self, text: str) -> Any: ...
+    def compile_json_schema(self, schema: Any, lenient: bool) -> Any: ...
     def session(self, compiled: Any) -> PeerSession: ...
     def nbytes(self, compiled: Any) -> int | None: ...
 
@@ -110,6 +115,9 @@ class OutlinesCorePeer:
     name = "outlines_core"
     compile_means = "Index(regex, vocabulary): full token index"
     grammar_means = "no context-free grammars (regex and JSON Schema only)"
+    json_means = ("Index(build_regex_from_schema(schema, whitespace_pattern=[ \\t\\n\\r]*), "
+                  "vocabulary): full token index; properties in declared order, recursion "
+                  "unrolled 3 levels; no lenient option")
 
     def __init__(self, parts: VocabParts) -> None:
         import outlines_core as oc
@@ -133,6 +141,12 @@ class OutlinesCorePeer:
 
     def compile_grammar(self, text: str) -> Any:
         raise NotImplementedError(self.grammar_means)
+
+    def compile_json_schema(self, schema: Any, lenient: bool) -> Any:
+        from outlines_core.json_schema import build_regex_from_schema
+
+        regex = build_regex_from_schema(json.dumps(schema), whitespace_pattern=r"[ \t\n\r]*")
+        return self._oc.Index(regex, self._vocab)
 
     def session(self, compiled: Any) -> PeerSession:
         return _OutlinesSession(self._oc, compiled, self._n_words)
@@ -196,6 +210,8 @@ class LLGuidancePeer:
     compile_means = "LLMatcher(tokenizer, grammar_from_regex(regex)) (lazy lexer)"
     grammar_means = ("LLMatcher(tokenizer, grammar_from_lark(lark)) (lazy lexer; the Lark text "
                      "is gbnf_to_lark(gbnf) or a hand translation, made outside the timing)")
+    json_means = ("LLMatcher(tokenizer, grammar_from_json_schema(schema)) (lazy lexer; flexible "
+                  "whitespace; properties in declared order; --lenient: overrides lenient=true)")
 
     def __init__(self, vocab: Vocabulary, parts: VocabParts) -> None:
         import llguidance as llg
@@ -220,6 +236,11 @@ class LLGuidancePeer:
 
     def compile_grammar(self, text: str) -> Any:
         grammar = self._llg.LLMatcher.grammar_from_lark(text)
+        return _LLCompiled(grammar, self._new(grammar))
+
+    def compile_json_schema(self, schema: Any, lenient: bool) -> Any:
+        grammar = self._llg.LLMatcher.grammar_from_json_schema(
+            schema, overrides={"lenient": True} if lenient else None)
         return _LLCompiled(grammar, self._new(grammar))
 
     def nbytes(self, compiled: Any) -> int | None:
@@ -272,6 +293,9 @@ class XGrammarPeer:
     grammar_means = ("GrammarCompiler(max_threads=1, no cache).compile_grammar("
                      "Grammar.from_ebnf(gbnf)); an empty first alternative `::= |` is written "
                      "`::= \"\" |`, which its parser requires")
+    json_means = ("GrammarCompiler(max_threads=1, no cache).compile_json_schema(schema, "
+                  "any_whitespace=True, strict_mode=False) (properties in declared order; no "
+                  "lenient option)")
 
     def __init__(self, parts: VocabParts) -> None:
         import torch
@@ -295,6 +319,10 @@ class XGrammarPeer:
 
     def compile_grammar(self, text: str) -> Any:
         return self._compiler.compile_grammar(self._xgr.Grammar.from_ebnf(text))
+
+    def compile_json_schema(self, schema: Any, lenient: bool) -> Any:
+        return self._compiler.compile_json_schema(json.dumps(schema), any_whitespace=True,
+                                                  strict_mode=False)
 
     def session(self, compiled: Any) -> PeerSession:
         return _XGrammarSession(self._xgr, compiled, self._size)
