@@ -9,6 +9,7 @@ from .pipeline import (
     compile_regex,
     ir_to_dfa,
 )
+from .json_schema import compile_json_schema, schema_to_grammar
 
 __all__ = [
     "BudgetExceeded",
@@ -18,7 +19,9 @@ __all__ = [
     "compile_gbnf",
     "compile_grammar",
     "compile_ir",
+    "compile_json_schema",
     "compile_lark",
     "compile_regex",
     "ir_to_dfa",
+    "schema_to_grammar",
 ]

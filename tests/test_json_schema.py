@@ -115,6 +115,20 @@ def test_discriminated_one_of_is_accepted() -> None:
         compiled({"oneOf": [{k: v for k, v in b.items() if k != "type"}
                             for b in schema["oneOf"]]})
     check(schema, [{"kind": "a", "x": 1}, {"kind": "b", "y": "s"}], [{"kind": "c"}, {"x": 1}])
+    siblings = {"type": "object", "oneOf": [{k: v for k, v in b.items() if k != "type"}
+                                            for b in schema["oneOf"]]}
+    check(siblings, [{"kind": "a", "x": 1}, {"kind": "b", "y": "s"}], [{"kind": "c"}, 1])
+    mixed = {"oneOf": [{"type": ["object", "integer"], "maximum": 0,
+                        "properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+                       {"type": ["object", "number"], "minimum": 1,
+                        "properties": {"kind": {"const": "b"}}, "required": ["kind"]}]}
+    check(mixed, [{"kind": "a"}, {"kind": "b"}, -3, 1.5], [{"kind": "c"}, 0.5])
+
+
+def test_integers_by_dialect() -> None:
+    check({"type": "integer"}, [3, 3.0, -0.0], [3.5, "3"])
+    draft4 = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"}
+    check(draft4, [3, -1], [3.0, 3.5])
 
 
 def test_refs_and_recursion() -> None:

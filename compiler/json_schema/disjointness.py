@@ -11,10 +11,11 @@ other.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
-from .constraints import Collector, Constraints, location
+from .constraints import Collector, Constraints, Location, location
 from .values import json_type
 
 if TYPE_CHECKING:
@@ -66,41 +67,51 @@ def _forbids(t: "Translator", c: Constraints, name: str) -> bool:
     return False
 
 
+def _numbers_disjoint(a: Constraints, b: Constraints) -> bool:
+    for low, high in ((a, b), (b, a)):
+        if low.maximum is not None and high.minimum is not None and (
+                low.maximum < high.minimum or (low.maximum == high.minimum and (
+                    low.exclusive_maximum or high.exclusive_minimum))):
+            return True
+    return False
+
+
+def _objects_disjoint(t: "Translator", collector: Collector, a: Constraints,
+                      b: Constraints) -> bool:
+    for name in set(a.required) | set(b.required):
+        if name in a.required and name in b.required:
+            va = _property_values(t, collector, a, name)
+            vb = _property_values(t, collector, b, name)
+            if va is not None and vb is not None and not va & vb:
+                return True
+        elif name in a.required and _forbids(t, b, name):
+            return True
+        elif name in b.required and _forbids(t, a, name):
+            return True
+    return False
+
+
 def _disjoint(t: "Translator", collector: Collector, a: Constraints, b: Constraints) -> bool:
     common = _types(a) & _types(b)
     if not common:
         return True
     if a.values is not None and b.values is not None and not set(a.values) & set(b.values):
         return True
-    if common <= {"number", "integer"}:
-        if a.maximum is not None and b.minimum is not None and (
-                a.maximum < b.minimum or (a.maximum == b.minimum and (
-                    a.exclusive_maximum or b.exclusive_minimum))):
-            return True
-        if b.maximum is not None and a.minimum is not None and (
-                b.maximum < a.minimum or (b.maximum == a.minimum and (
-                    b.exclusive_maximum or a.exclusive_minimum))):
-            return True
-    if common == {"object"}:
-        for name in set(a.required) | set(b.required):
-            if name in a.required and name in b.required:
-                va = _property_values(t, collector, a, name)
-                vb = _property_values(t, collector, b, name)
-                if va is not None and vb is not None and not va & vb:
-                    return True
-            elif name in a.required and _forbids(t, b, name):
-                return True
-            elif name in b.required and _forbids(t, a, name):
-                return True
-    return False
+    if common - {"number", "integer", "object"}:
+        return False
+    if common & {"number", "integer"} and not _numbers_disjoint(a, b):
+        return False
+    return "object" not in common or _objects_disjoint(t, collector, a, b)
 
 
-def provably_disjoint(t: "Translator", branches: list[str]) -> bool:
-    """Whether no instance can match two of the subschemas at `branches`."""
+def provably_disjoint(t: "Translator", branches: list[str],
+                      context: Sequence[Location] = ()) -> bool:
+    """Whether no instance can match two of the subschemas at `branches` together with the
+    subschemas of `context` (the siblings of the `oneOf`, which every instance also matches)."""
     collector = Collector(t.doc, lenient=True)
     summaries: list[Constraints] = []
     for pointer in branches:
-        parts = collector.flatten((location(pointer),))
+        parts = collector.flatten(tuple(context) + (location(pointer),))
         if parts is not None:
             summaries.append(collector.collect(parts))
     return all(_disjoint(t, collector, a, b) for a, b in combinations(summaries, 2))

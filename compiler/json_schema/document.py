@@ -51,8 +51,9 @@ def _unescape(token: str) -> str:
 
 
 class SchemaDocument:
-    """An indexed schema document; `legacy` is true for drafts 3-7 (where `$ref` siblings are
-    ignored), read from the root `$schema`."""
+    """An indexed schema document, with its dialect read from the root `$schema`: `legacy` is
+    true for drafts 3-7 (where `$ref` siblings are ignored), `plain_integers` for drafts 3-4
+    (where an integer has no fraction: `1.0` is not one)."""
 
     def __init__(self, root: Any, limits: Limits) -> None:
         if not isinstance(root, (dict, bool)):
@@ -66,6 +67,8 @@ class SchemaDocument:
         self.anchors: dict[tuple[str, str], str] = {}
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""
         self.legacy = isinstance(dialect, str) and any(d in dialect for d in LEGACY_DRAFTS)
+        self.plain_integers = isinstance(dialect, str) and any(
+            d in dialect for d in LEGACY_DRAFTS[:2])
         self._index("", root, _DEFAULT_BASE, 0)
 
     def at(self, pointer: str) -> Any:

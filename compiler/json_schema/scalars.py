@@ -33,6 +33,11 @@ def number_text(t: "Translator", c: "Constraints") -> Node | None:
         if exc.code == "empty-language":
             return None
         raise
+    if c.numbers == "integer" and t.doc.plain_integers:
+        from ..regex import parse_regex
+
+        node = intersect(node, parse_regex("-?(0|[1-9][0-9]*)"), limits=t.limits,
+                         label="integer")
     removed = [number_node(minimum=v, maximum=v) for v in c.excluded_numbers]
     if c.not_integer:
         if c.numbers == "integer":

@@ -125,10 +125,13 @@ class Translator:
                       depth: int) -> Node:
         pointer, ignored = loc
         branches = [join(pointer, keyword, i) for i in range(len(self.doc.at(pointer)[keyword]))]
+        expanded = {"$ref", "allOf"}
+        rest = [(p, i | expanded) for p, i in parts if (p, i) != loc]
+        rest.append((pointer, ignored | expanded | {keyword}))
         if keyword == "oneOf":
             from .disjointness import provably_disjoint
 
-            if not provably_disjoint(self, branches):
+            if not provably_disjoint(self, branches, rest):
                 message = (f"{join(pointer, 'oneOf')}: the branches of oneOf may overlap, and "
                            "exactly-one-of is not expressible here")
                 if not self.options.lenient:
@@ -137,9 +140,6 @@ class Translator:
                                        "with lenient=True to read it as anyOf",
                                        code="unsupported-keyword")
                 self.warn(message + "; read as anyOf (lenient)")
-        expanded = {"$ref", "allOf"}
-        rest = [(p, i | expanded) for p, i in parts if (p, i) != loc]
-        rest.append((pointer, ignored | expanded | {keyword}))
         alts = [self.ref(conjunction(rest + [location(b)]), depth) for b in branches]
         return Choice(tuple(alts)) if alts else NOTHING
 
