@@ -14,48 +14,81 @@ def allocate_token_bitmask(batch_size: int, vocab_size: int) -> np.ndarray:
     return np.zeros((int(batch_size), (int(vocab_size) + 31) // 32), dtype=np.int32)
 
 
-def as_bitmask_array(bitmask: Any, n_words: int, index: int) -> np.ndarray:
-    """The numpy view of row `index` of a bitmask (numpy, or a CPU torch tensor), checked."""
+_INT32 = np.dtype(np.int32)
+
+
+def as_bitmask_array(bitmask: Any, n_words: int, index: Any) -> np.ndarray:
+    """The numpy view of row `index` of a bitmask (numpy, or a CPU torch tensor), checked: an
+    int32 array of shape (batch, n_words), `index` an int in [0, batch), the row C-contiguous
+    and writeable. Kernels write exactly `n_words` words into the row it returns."""
     arr = bitmask
-    if not isinstance(arr, np.ndarray):
-        if type(arr).__module__.split(".")[0] == "torch":
+    if type(arr) is not np.ndarray:
+        if isinstance(arr, np.ndarray):
+            arr = arr.view(np.ndarray)
+        elif type(arr).__module__.split(".")[0] == "torch":
             if arr.device.type != "cpu":
                 raise ValueError("bitmask must be on the CPU to be filled; copy it to the device after")
-            arr = arr.numpy()
+            if str(arr.dtype) != "torch.int32":
+                raise TypeError(f"bitmask must have dtype int32, got {arr.dtype}")
+            arr = arr.detach().numpy()
         else:
             raise TypeError(f"bitmask must be a numpy array or a torch tensor, got {type(bitmask).__name__}")
-    if arr.dtype != np.int32:
+    if arr.dtype is not _INT32 and arr.dtype != _INT32:
         raise TypeError(f"bitmask must have dtype int32, got {arr.dtype}")
-    if arr.ndim != 2 or arr.shape[1] != n_words:
-        raise ValueError(
-            f"bitmask must have shape (batch, {n_words}) for this vocabulary, got {tuple(arr.shape)}"
-        )
-    if not isinstance(index, (int, np.integer)) or isinstance(index, bool):
-        raise TypeError(f"index must be an int, got {index!r}")
-    if not 0 <= index < arr.shape[0]:
-        raise ValueError(f"index {index} out of range for a batch of {arr.shape[0]}")
-    if not arr.flags.writeable:
+    shape = arr.shape
+    if len(shape) != 2 or shape[1] != n_words:
+        raise ValueError(f"bitmask must have shape (batch, {n_words}) for this vocabulary, got {tuple(shape)}")
+    if type(index) is not int:
+        if isinstance(index, bool) or not isinstance(index, np.integer):
+            raise TypeError(f"index must be an int, got {type(index).__name__} {index!r}")
+        index = int(index)
+    if not 0 <= index < shape[0]:
+        raise ValueError(f"index {index} out of range for a batch of {shape[0]}")
+    row = arr[index]
+    flags = row.flags
+    if not flags.writeable:
         raise ValueError("bitmask is read-only")
-    return arr[index]
+    if not flags.c_contiguous:
+        raise ValueError("bitmask rows must be contiguous (e.g. a C-ordered array)")
+    return row
 
 
 def unpack_bitmask(bitmask: np.ndarray, width: int) -> np.ndarray:
     """bool (batch, width): token allowed, from an int32 bitmask (width <= 32 * words)."""
-    bm = np.ascontiguousarray(bitmask, dtype=np.int32)
-    if bm.ndim == 1:
-        bm = bm[None, :]
+    if not isinstance(bitmask, np.ndarray) or bitmask.dtype != np.int32 or bitmask.ndim not in (1, 2):
+        raise TypeError("bitmask must be a 1-D or 2-D int32 numpy array")
+    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 0:
+        raise ValueError(f"width must be a non-negative int, got {width!r}")
+    bm = np.ascontiguousarray(bitmask if bitmask.ndim == 2 else bitmask[None, :])
     if width > bm.shape[1] * 32:
         raise ValueError(f"bitmask of {bm.shape[1]} words covers {bm.shape[1] * 32} tokens, not {width}")
     bits = np.unpackbits(bm.astype("<i4").view(np.uint8), axis=1, bitorder="little")
     return bits[:, :width].astype(bool)
 
 
+def _rows(indices: Any, n_bitmask: int, n_logits: int) -> list[int]:
+    """The logits row of each bitmask row, checked."""
+    if indices is None:
+        rows = list(range(n_bitmask))
+    else:
+        rows = list(indices)
+        for r in rows:
+            if isinstance(r, bool) or not isinstance(r, (int, np.integer)):
+                raise TypeError(f"indices must be ints, got {type(r).__name__} {r!r}")
+    if len(rows) != n_bitmask:
+        raise ValueError(f"{len(rows)} indices for a bitmask of {n_bitmask} rows")
+    if any(not 0 <= r < n_logits for r in rows):
+        raise ValueError(f"indices {rows} out of range for logits of batch {n_logits}")
+    return [int(r) for r in rows]
+
+
 def apply_token_bitmask_inplace(logits: Any, bitmask: Any, indices: list[int] | None = None) -> None:
     """Set logits of disallowed tokens to -inf, in place, row by row.
 
     `logits` is (batch, V) or (V,), numpy or torch; `bitmask` is (batch, W) or (W,) int32 in the
-    same library; `indices` picks the logits rows to mask (bitmask row i goes to indices[i]).
-    Tokens beyond 32·W are masked too.
+    same library; `indices` picks the logits rows to mask (bitmask row i goes to indices[i]),
+    by default bitmask row i masks logits row i. Tokens beyond 32·W are masked too. Mismatched
+    arguments raise TypeError or ValueError before anything is written.
     """
     if type(logits).__module__.split(".")[0] == "torch":
         _apply_torch(logits, bitmask, indices)
@@ -64,11 +97,13 @@ def apply_token_bitmask_inplace(logits: Any, bitmask: Any, indices: list[int] | 
         raise TypeError("logits must be a floating-point numpy array or torch tensor")
     if not isinstance(bitmask, np.ndarray) or bitmask.dtype != np.int32:
         raise TypeError("bitmask must be an int32 numpy array")
+    if logits.ndim not in (1, 2) or bitmask.ndim not in (1, 2):
+        raise ValueError(f"logits and bitmask must be 1-D or 2-D, got {logits.shape} and {bitmask.shape}")
+    if not logits.flags.writeable:
+        raise ValueError("logits are read-only")
     lg = logits if logits.ndim == 2 else logits[None, :]
     bm = bitmask if bitmask.ndim == 2 else bitmask[None, :]
-    rows = list(range(bm.shape[0])) if indices is None else list(indices)
-    if len(rows) != bm.shape[0] or any(not 0 <= r < lg.shape[0] for r in rows):
-        raise ValueError(f"indices {rows} do not fit logits of batch {lg.shape[0]} / bitmask of batch {bm.shape[0]}")
+    rows = _rows(indices, bm.shape[0], lg.shape[0])
     width = lg.shape[1]
     covered = min(width, bm.shape[1] * 32)
     allowed = unpack_bitmask(bm, covered)
@@ -80,16 +115,21 @@ def apply_token_bitmask_inplace(logits: Any, bitmask: Any, indices: list[int] | 
 def _apply_torch(logits: Any, bitmask: Any, indices: list[int] | None) -> None:
     import torch
 
+    if not logits.is_floating_point():
+        raise TypeError("logits must be a floating-point tensor")
+    if not isinstance(bitmask, torch.Tensor) or bitmask.dtype != torch.int32:
+        raise TypeError("bitmask must be an int32 torch tensor")
+    if logits.dim() not in (1, 2) or bitmask.dim() not in (1, 2):
+        raise ValueError(f"logits and bitmask must be 1-D or 2-D, got {tuple(logits.shape)} "
+                         f"and {tuple(bitmask.shape)}")
     lg = logits if logits.dim() == 2 else logits.unsqueeze(0)
     bm = bitmask if bitmask.dim() == 2 else bitmask.unsqueeze(0)
-    bm = bm.to(device=lg.device, dtype=torch.int32)
+    rows = _rows(indices, bm.shape[0], lg.shape[0])
+    bm = bm.to(device=lg.device)
     shifts = torch.arange(32, device=lg.device, dtype=torch.int32)
     bits = ((bm.unsqueeze(-1) >> shifts) & 1).bool().reshape(bm.shape[0], -1)
     width = lg.shape[1]
     covered = min(width, bits.shape[1])
-    rows = list(range(bm.shape[0])) if indices is None else list(indices)
-    if len(rows) != bm.shape[0]:
-        raise ValueError("indices must have one entry per bitmask row")
     for i, r in enumerate(rows):
         lg[r, :covered].masked_fill_(~bits[i, :covered], float("-inf"))
         lg[r, covered:] = float("-inf")

@@ -22,6 +22,11 @@ class CompiledGrammar:
     Exactly one of `dfa` and `pushdown` is given. `source` describes where it came from (the
     pattern, or the grammar's name); token sets are filled in lazily on first use unless the
     compiler was asked to precompute them. `notes` says why the compiler chose this kind.
+    Every table is validated when built (see the invariants of `DFATable`, `PushdownTable`,
+    `TokenTrie` and `Vocabulary`) and its arrays are immutable; the lazily filled token sets
+    are written under a lock and only ever completed, never changed. A pickled grammar is
+    rebuilt through the constructors, so loading validates it again (token sets are recomputed
+    on use).
     """
 
     vocab: Vocabulary
@@ -32,11 +37,24 @@ class CompiledGrammar:
     token_sets: DFATokenSets | PushdownTokenSets = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.vocab, Vocabulary):
+            raise TypeError(f"vocab must be a Vocabulary, got {type(self.vocab).__name__}")
         if (self.dfa is None) == (self.pushdown is None):
             raise ValueError("CompiledGrammar needs exactly one of dfa and pushdown")
+        if self.dfa is not None and not isinstance(self.dfa, DFATable):
+            raise TypeError(f"dfa must be a DFATable, got {type(self.dfa).__name__}")
+        if self.pushdown is not None and not isinstance(self.pushdown, PushdownTable):
+            raise TypeError(f"pushdown must be a PushdownTable, got {type(self.pushdown).__name__}")
+        if not isinstance(self.source, str):
+            raise TypeError(f"source must be a str, got {type(self.source).__name__}")
+        if not isinstance(self.notes, tuple) or not all(isinstance(n, str) for n in self.notes):
+            raise TypeError("notes must be a tuple of str")
         sets = (DFATokenSets(self.dfa, self.vocab) if self.dfa is not None
                 else PushdownTokenSets(self.pushdown, self.vocab))  # type: ignore[arg-type]
         object.__setattr__(self, "token_sets", sets)
+
+    def __reduce__(self) -> tuple:
+        return (CompiledGrammar, (self.vocab, self.dfa, self.source, self.pushdown, self.notes))
 
     @property
     def kind(self) -> str:

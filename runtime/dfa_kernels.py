@@ -1,7 +1,9 @@
 """Numba kernels that walk a `DFATable` over bytes and over a `TokenTrie`.
 
 Callers pass arrays of a validated `DFATable`, `TokenTrie` or `Vocabulary`; the kernels do no
-bounds checks of their own, so every index they read is guaranteed by those invariants.
+bounds checks of their own, so every index they read is guaranteed by those invariants:
+states from `transitions` or a checked `start` lie in [0, n_states) (a -1 is tested before use),
+`byte_class` has 256 entries in [0, n_classes) and bytes are uint8.
 """
 from __future__ import annotations
 
@@ -26,7 +28,9 @@ def trie_token_row(transitions, byte_class, state, data, offsets, lcp, ids, max_
     `state` without dying; return how many were set.
 
     A depth-first walk of the sorted trie: states of the shared prefix are reused, and a token
-    extending a prefix that already died is rejected without reading its bytes.
+    extending a prefix that already died is rejected without reading its bytes. Relies on the
+    `TokenTrie` invariants (`lcp[i]` and every length at most `max_len`, offsets within `data`)
+    and on `row` covering every id (`TokenTrie.check_ids`).
     """
     m = len(lcp)
     stack = np.empty(max_len + 1, dtype=np.int32)

@@ -4,7 +4,9 @@ Invariants (checked once in `__post_init__`, trusted by the Numba kernels afterw
 - `byte_class` is int32[256] with values in [0, n_classes).
 - `transitions` is C-contiguous int32[n_states, n_classes] with values in [-1, n_states);
   -1 is the dead state (no continuation).
-- `accepting` is bool[n_states]; `start` is in [0, n_states); n_states >= 1.
+- `accepting` is bool[n_states]; `start` is an int in [0, n_states); n_states >= 1.
+- Every array is C-contiguous and immutable (`arrays.immutable`): a copy is taken unless the
+  given array already is, so the table cannot change after validation.
 - Trimmed: every state is reachable from `start` and can reach an accepting state, except that
   the empty language is the single non-accepting start state with no transitions. Hence a byte
   string is a viable prefix iff walking it never hits -1.
@@ -15,19 +17,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .arrays import checked_array
 from .dfa_kernels import reachable_and_live
 
 
-def _frozen(a: np.ndarray, dtype: type, name: str) -> np.ndarray:
-    if not isinstance(a, np.ndarray):
-        raise TypeError(f"{name} must be a numpy array")
-    if a.dtype != dtype:
-        raise ValueError(f"{name} must have dtype {np.dtype(dtype)}, got {a.dtype}")
-    a = np.ascontiguousarray(a)
-    if a.flags.writeable:
-        a = a.copy()
-        a.flags.writeable = False
-    return a
+def checked_state(value: object, n: int, name: str) -> int:
+    """`value` as a Python int in [0, n), or ValueError/TypeError."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if not 0 <= value < n:
+        raise ValueError(f"{name} must lie in [0, {n}), got {value}")
+    return int(value)
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,15 +40,15 @@ class DFATable:
     start: int
 
     def __post_init__(self) -> None:
-        bc = _frozen(self.byte_class, np.int32, "byte_class")
-        tr = _frozen(self.transitions, np.int32, "transitions")
-        acc = _frozen(self.accepting, np.bool_, "accepting")
+        bc = checked_array(self.byte_class, np.int32, "byte_class", 1)
+        tr = checked_array(self.transitions, np.int32, "transitions", 2)
+        acc = checked_array(self.accepting, np.bool_, "accepting", 1)
         object.__setattr__(self, "byte_class", bc)
         object.__setattr__(self, "transitions", tr)
         object.__setattr__(self, "accepting", acc)
         if bc.shape != (256,):
             raise ValueError(f"byte_class must have shape (256,), got {bc.shape}")
-        if tr.ndim != 2 or tr.shape[0] < 1 or tr.shape[1] < 1:
+        if tr.shape[0] < 1 or tr.shape[1] < 1:
             raise ValueError(f"transitions must be 2-D and non-empty, got shape {tr.shape}")
         n, k = tr.shape
         if bc.min() < 0 or bc.max() >= k:
@@ -57,10 +57,12 @@ class DFATable:
             raise ValueError(f"transitions must lie in [-1, {n})")
         if acc.shape != (n,):
             raise ValueError(f"accepting must have shape ({n},), got {acc.shape}")
-        if not isinstance(self.start, (int, np.integer)) or not 0 <= self.start < n:
-            raise ValueError(f"start must be a state in [0, {n}), got {self.start!r}")
-        object.__setattr__(self, "start", int(self.start))
+        object.__setattr__(self, "start", checked_state(self.start, n, "start"))
         self._check_trimmed()
+
+    def __reduce__(self) -> tuple:
+        # Unpickling goes through the constructor, so a loaded table is validated too.
+        return (DFATable, (self.byte_class, self.transitions, self.accepting, self.start))
 
     def _check_trimmed(self) -> None:
         n = self.n_states

@@ -14,7 +14,10 @@ nothing and reports OVERFLOW; the caller grows the arrays and pushes again.
 
 Kernel argument groups (tuples, unpacked inside): `g` = (transitions, byte_class, accepting,
 call_offsets, call_rule, call_next, state_rule, rule_start, nullable) of a validated
-`PushdownTable`; `e` = (items, sets, per_state, counters) of an `EarleyArrays`.
+`PushdownTable`; `e` = (items, sets, per_state, counters) of an `EarleyArrays`. Indices into
+`g` come from the table itself or from a start state in range, so its invariants bound them;
+indices into `e` are checked against its capacity before every write (OVERFLOW), and the
+number of sets is only ever set to one the recognizer built (>= 1 after a start).
 """
 from __future__ import annotations
 

@@ -37,6 +37,14 @@ def _check_token_id(token_id: Any, size: int) -> int:
     return tid
 
 
+def _check_count(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be non-negative, got {value}")
+    return int(value)
+
+
 def _string_bytes(text: str | bytes) -> bytes:
     if isinstance(text, str):
         return text.encode("utf-8", "surrogatepass")
@@ -49,6 +57,16 @@ class Matcher:
     """Walks one sequence through a `CompiledGrammar` and fills its next-token bitmask.
 
     `max_rollback_tokens` bounds the history kept for `rollback` (None: keep everything).
+    A matcher belongs to one sequence and one thread at a time; the compiled grammar it walks
+    may be shared by any number of matchers on any threads.
+
+    Bad calls raise and leave the matcher as it was: a token id that is not an int (bool,
+    float, str, None; numpy integers are ints) gives TypeError, one outside [0, vocab_size)
+    ValueError; `accept_token` and `accept_string` after EOS give `MatcherError`; `rollback`
+    of a negative count or more steps than are kept gives ValueError; a bitmask of the wrong
+    type or dtype gives TypeError, of the wrong shape, read-only, with non-contiguous rows or
+    an index outside the batch ValueError. A token that is merely not allowed is no error:
+    `accept_token` returns False and nothing changes.
     """
 
     def __new__(cls, compiled: CompiledGrammar, **kwargs: Any) -> "Matcher":
@@ -61,11 +79,8 @@ class Matcher:
     def __init__(self, compiled: CompiledGrammar, *, max_rollback_tokens: int | None = None) -> None:
         if not isinstance(compiled, CompiledGrammar):
             raise TypeError(f"Matcher needs a CompiledGrammar, got {type(compiled).__name__}")
-        if max_rollback_tokens is not None and (
-            isinstance(max_rollback_tokens, bool) or not isinstance(max_rollback_tokens, int)
-            or max_rollback_tokens < 0
-        ):
-            raise ValueError("max_rollback_tokens must be None or a non-negative int")
+        if max_rollback_tokens is not None:
+            max_rollback_tokens = _check_count("max_rollback_tokens", max_rollback_tokens)
         self.compiled = compiled
         self.max_rollback_tokens = max_rollback_tokens
         vocab = compiled.vocab
@@ -75,10 +90,6 @@ class Matcher:
         self._eos_row = ids_to_row(vocab.eos_token_ids, self._n_words)
         self._terminated = False
         self._history: deque[Any] = deque(maxlen=max_rollback_tokens)
-        # The last bitmask that passed validation: repeated fills into it skip the checks on
-        # the hot path (numpy still bounds-checks every write if its shape is changed later).
-        self._checked_bitmask: np.ndarray | None = None
-        self._checked_rows = 0
         self._init_backend()
         self._initial = self._snapshot()
 
@@ -159,18 +170,13 @@ class Matcher:
         return self._size
 
     def fill_next_token_bitmask(self, bitmask: Any, index: int = 0) -> None:
-        """Write the allowed next tokens into row `index` of `bitmask`.
+        """Write the allowed next tokens into row `index` of `bitmask` (int32, shape
+        (batch, ceil(vocab_size / 32)), numpy or CPU torch); other rows are untouched.
 
         After termination the row allows only the EOS tokens, so a finished sequence in a batch
         keeps a well-defined row.
         """
-        if bitmask is self._checked_bitmask and type(index) is int and 0 <= index < self._checked_rows:
-            row = bitmask[index]
-        else:
-            row = as_bitmask_array(bitmask, self._n_words, index)
-            if type(bitmask) is np.ndarray:
-                self._checked_bitmask = bitmask
-                self._checked_rows = bitmask.shape[0]
+        row = as_bitmask_array(bitmask, self._n_words, index)
         if self._terminated:
             np.copyto(row, self._eos_row)
         else:
@@ -213,11 +219,10 @@ class Matcher:
         return len(self._history)
 
     def rollback(self, num_tokens: int) -> None:
-        """Undo the last `num_tokens` accepted steps (tokens, strings, EOS)."""
-        if isinstance(num_tokens, bool) or not isinstance(num_tokens, (int, np.integer)):
-            raise TypeError(f"rollback takes an int, got {num_tokens!r}")
-        n = int(num_tokens)
-        if n < 0 or n > len(self._history):
+        """Undo the last `num_tokens` accepted steps (tokens, strings, EOS); at most
+        `num_rollback_steps`."""
+        n = _check_count("num_tokens", num_tokens)
+        if n > len(self._history):
             raise ValueError(
                 f"cannot roll back {n} steps: {len(self._history)} are kept"
                 + (f" (max_rollback_tokens={self.max_rollback_tokens})"
@@ -251,6 +256,5 @@ class Matcher:
         other = object.__new__(type(self))
         other.__dict__.update(self.__dict__)
         other._history = deque(self._history, maxlen=self.max_rollback_tokens)
-        other._checked_bitmask = None
         self._copy_backend(other)
         return other

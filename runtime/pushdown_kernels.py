@@ -8,7 +8,12 @@ byte that can follow the rule: only the real stack can tell) or rejected (everyt
 `fill_mask` ORs the accepted rows of the live states of the last Earley set and checks each
 uncertain token by pushing its bytes on the real sets, sharing prefixes between neighbours in
 trie order. Argument groups `g` and `e` are those of `earley.py`; `store` is the token-set store
-of `PushdownTokenSets` (see there); `trie` = (data, offsets, ids) of a `TokenTrie`.
+of `PushdownTokenSets` (see there); `trie` = (data, offsets, ids) of a `TokenTrie`. Besides the
+table and trie invariants, the kernels rely on their callers for buffer sizes: `row` and
+`scratch` have exactly the bitmask's words and cover every trie id and EOS id (the matcher's
+bitmask check, `TokenTrie.check_ids`, `Vocabulary`), `popok` and `chain` have `max_len + 2`
+rows, `uncertain` holds every trie position, and a store entry's patches and uncertain
+positions lie in its arrays (written by `PushdownTokenSets` before the entry's status).
 """
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ Invariants (checked once in `__post_init__`, trusted by the Numba kernels afterw
 - Trimmed: every state is reachable from its rule's start and can reach an accepting state of
   its rule, counting calls as passable; every rule accepts some string. With these, every
   configuration the Earley recognizer keeps is a viable prefix.
+- Every array is C-contiguous and immutable (see `DFATable`); `rule_names` is a tuple of str.
 Derived here (not trusted from the caller): `nullable` per rule; `ends` per state (its rule can
 finish from it without another byte); `follow`, the bytes that can come right after a completed
 rule (bool[n_rules, 256]) with `can_end` (the rule may end the text).
@@ -24,8 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .arrays import checked_array, immutable
 from .dfa_kernels import reachable_and_live
-from .dfa_table import _frozen
+from .dfa_table import checked_state
 
 
 def _pack(rows: np.ndarray) -> np.ndarray:
@@ -58,18 +60,24 @@ class PushdownTable:
     can_end: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
-        for name, dtype in (("byte_class", np.int32), ("transitions", np.int32),
-                            ("accepting", np.bool_), ("call_offsets", np.int32),
-                            ("call_rule", np.int32), ("call_next", np.int32),
-                            ("state_rule", np.int32), ("rule_start", np.int32)):
-            object.__setattr__(self, name, _frozen(getattr(self, name), dtype, name))
+        for name, dtype, ndim in (("byte_class", np.int32, 1), ("transitions", np.int32, 2),
+                                  ("accepting", np.bool_, 1), ("call_offsets", np.int32, 1),
+                                  ("call_rule", np.int32, 1), ("call_next", np.int32, 1),
+                                  ("state_rule", np.int32, 1), ("rule_start", np.int32, 1)):
+            object.__setattr__(self, name, checked_array(getattr(self, name), dtype, name, ndim))
         self._check_shapes()
         self._check_trimmed()
         nullable, ends, _, follow, can_end = self._derived()
         for name, a in (("nullable", nullable), ("ends", ends), ("follow", follow),
                         ("can_end", can_end)):
-            a.flags.writeable = False
-            object.__setattr__(self, name, a)
+            object.__setattr__(self, name, immutable(a))
+
+    def __reduce__(self) -> tuple:
+        # Unpickling goes through the constructor: a loaded table is validated and re-derived.
+        return (PushdownTable, (self.byte_class, self.transitions, self.accepting,
+                                self.call_offsets, self.call_rule, self.call_next,
+                                self.state_rule, self.rule_start, self.start_rule,
+                                self.rule_names))
 
     @property
     def n_states(self) -> int:
@@ -93,11 +101,14 @@ class PushdownTable:
         bc, tr = self.byte_class, self.transitions
         if bc.shape != (256,):
             raise ValueError(f"byte_class must have shape (256,), got {bc.shape}")
-        if tr.ndim != 2 or tr.shape[0] < 1 or tr.shape[1] < 1:
+        if tr.shape[0] < 1 or tr.shape[1] < 1:
             raise ValueError(f"transitions must be 2-D and non-empty, got shape {tr.shape}")
         n, k = tr.shape
         r = self.rule_start.shape[0]
-        if r < 1 or self.rule_start.ndim != 1 or len(self.rule_names) != r:
+        names = self.rule_names
+        if not isinstance(names, tuple) or not all(isinstance(x, str) for x in names):
+            raise TypeError("rule_names must be a tuple of str")
+        if r < 1 or len(names) != r:
             raise ValueError("rule_start and rule_names must name the same, non-zero rules")
         if bc.min() < 0 or bc.max() >= k:
             raise ValueError(f"byte_class values must lie in [0, {k})")
@@ -119,9 +130,7 @@ class PushdownTable:
             raise ValueError(f"rule_start must lie in [0, {n})")
         if (self.state_rule[self.rule_start] != np.arange(r)).any():
             raise ValueError("rule_start[r] must be a state of rule r")
-        if not isinstance(self.start_rule, (int, np.integer)) or not 0 <= self.start_rule < r:
-            raise ValueError(f"start_rule must be a rule in [0, {r})")
-        object.__setattr__(self, "start_rule", int(self.start_rule))
+        object.__setattr__(self, "start_rule", checked_state(self.start_rule, r, "start_rule"))
         src = np.repeat(np.arange(n), k).reshape(n, k)
         moved = tr >= 0
         if (self.state_rule[tr[moved]] != self.state_rule[src[moved]]).any():

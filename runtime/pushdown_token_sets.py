@@ -73,6 +73,7 @@ class PushdownTokenSets:
         self.table = table
         self.vocab = vocab
         self.trie: TokenTrie = token_trie(vocab)
+        self.trie.check_ids(vocab.size)
         self.n_words = bitmask_words(vocab.size)
         self.base_row, self.skip = _trie_arrays(self.trie, self.n_words)
         self.eos_ids = np.asarray(vocab.eos_token_ids, dtype=np.int64)
@@ -95,6 +96,8 @@ class PushdownTokenSets:
 
     def ensure(self, state: int) -> None:
         """Compute the set of `state` unless it is there."""
+        if not 0 <= state < self.table.n_states:
+            raise ValueError(f"state {state} out of range [0, {self.table.n_states})")
         if self.snapshot[0][state, STATUS] >= 0:
             return
         with self._lock:

@@ -9,7 +9,7 @@ small scatter, with no Python loop over tokens.
 
 Sets are computed on first use per state (compile time stays near zero) and memoized;
 `precompute()` computes every state up front. Computation is guarded by a lock, so one
-`DFATokenSets` may serve many matchers on many threads.
+`DFATokenSets` may serve many matchers on many threads; a stored row is immutable.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .arrays import immutable
 from .dfa_kernels import trie_token_row
 from .dfa_table import DFATable
 from .token_trie import TokenTrie, token_trie
@@ -63,12 +64,11 @@ class DFATokenSets:
         self.dfa = dfa
         self.vocab = vocab
         self.trie: TokenTrie = token_trie(vocab)
+        self.trie.check_ids(vocab.size)
         self.n_words = bitmask_words(vocab.size)
-        self.zero_row = np.zeros(self.n_words, dtype=np.int32)
-        self.base_row = ids_to_row(self.trie.ids, self.n_words)
-        self.eos_row = ids_to_row(vocab.eos_token_ids, self.n_words)
-        for r in (self.zero_row, self.base_row, self.eos_row):
-            r.flags.writeable = False
+        self.zero_row = immutable(np.zeros(self.n_words, dtype=np.int32))
+        self.base_row = immutable(ids_to_row(self.trie.ids, self.n_words))
+        self.eos_row = immutable(ids_to_row(vocab.eos_token_ids, self.n_words))
         # Past this many differing words a scatter costs more than copying a row of its own.
         self.max_patch_words = max(64, self.n_words // 16)
         self._rows: list[StateTokens | None] = [None] * dfa.n_states
@@ -91,12 +91,13 @@ class DFATokenSets:
         assert best is not None
         if len(best.patch_index) > self.max_patch_words:
             best = StateTokens(row, np.zeros(0, np.intp), np.zeros(0, np.int32), int(n_allowed))
-        for a in (best.default, best.patch_index, best.patch_value):
-            a.flags.writeable = False
-        return best
+        return StateTokens(immutable(best.default), immutable(best.patch_index),
+                           immutable(best.patch_value), best.n_allowed)
 
     def get(self, state: int) -> StateTokens:
         """The stored row of `state`, computing it on first use."""
+        if not 0 <= state < len(self._rows):
+            raise ValueError(f"state {state} out of range [0, {len(self._rows)})")
         entry = self._rows[state]
         if entry is None:
             with self._lock:

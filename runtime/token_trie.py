@@ -1,10 +1,15 @@
 """The vocabulary as a flat trie: grammar-producible tokens sorted by their bytes.
 
-Invariants:
-- `ids[i]` is the token id of the i-th token in byte-lexicographic order; every id has
-  non-empty bytes `data[offsets[i]:offsets[i+1]]`; `offsets` is int64, non-decreasing.
-- `lcp[i]` is the length of the common prefix of tokens i-1 and i (`lcp[0] == 0`).
-- `max_len` is the longest token's length.
+Invariants (checked once in `__post_init__`, trusted by the Numba kernels afterwards):
+- `ids` is int32[m], distinct ids >= 0; `ids[i]` is the token id of the i-th token in
+  byte-lexicographic order (equal spellings in any order).
+- `offsets` is int64[m + 1], from 0 to len(data), strictly increasing: every token's bytes
+  `data[offsets[i]:offsets[i+1]]` (uint8) are non-empty.
+- `lcp` is int32[m]: `lcp[i]` is exactly the length of the common prefix of tokens i-1 and i
+  (`lcp[0] == 0`), so `lcp[i] <= max_len`.
+- `max_len` is the longest token's length (0 for an empty trie).
+- Every array is C-contiguous and immutable (see `DFATable`).
+A token-set store over a vocabulary of `size` ids also needs `ids < size` (`check_ids`).
 Walking tokens in this order lets an automaton reuse the states of the shared prefix and skip
 every token that extends a prefix already rejected: a depth-first walk of the trie, flat.
 """
@@ -16,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .arrays import checked_array
 from .vocabulary import Vocabulary
 
 
@@ -30,20 +36,36 @@ class TokenTrie:
     max_len: int
 
     def __post_init__(self) -> None:
-        m = len(self.ids)
-        if self.ids.dtype != np.int32 or self.lcp.dtype != np.int32 or self.lcp.shape != (m,):
-            raise ValueError("ids and lcp must be int32 arrays of one length")
-        if self.offsets.dtype != np.int64 or self.offsets.shape != (m + 1,):
-            raise ValueError("offsets must be int64 of length len(ids) + 1")
-        if self.data.dtype != np.uint8 or int(self.offsets[-1]) != len(self.data):
-            raise ValueError("data must be uint8 and end at offsets[-1]")
-        lengths = np.diff(self.offsets)
-        if m and (lengths.min() < 1 or int(lengths.max()) != self.max_len):
-            raise ValueError("every token in the trie must be non-empty; max_len must match")
-        if m and (self.lcp[0] != 0 or (self.lcp[1:] > np.minimum(lengths[1:], lengths[:-1])).any()):
-            raise ValueError("lcp out of range")
-        for a in (self.ids, self.data, self.offsets, self.lcp):
-            a.flags.writeable = False
+        for name, dtype in (("ids", np.int32), ("data", np.uint8), ("offsets", np.int64),
+                            ("lcp", np.int32)):
+            object.__setattr__(self, name, checked_array(getattr(self, name), dtype, name, 1))
+        ids, data, offsets, lcp = self.ids, self.data, self.offsets, self.lcp
+        m = len(ids)
+        if lcp.shape != (m,):
+            raise ValueError("ids and lcp must have one length")
+        if offsets.shape != (m + 1,) or offsets[0] != 0 or offsets[-1] != len(data):
+            raise ValueError("offsets must have length len(ids) + 1 and run from 0 to len(data)")
+        lengths = np.diff(offsets)
+        max_len = self.max_len
+        if isinstance(max_len, bool) or not isinstance(max_len, (int, np.integer)):
+            raise TypeError(f"max_len must be an int, got {max_len!r}")
+        if m and lengths.min() < 1:
+            raise ValueError("every token in the trie must be non-empty")
+        if max_len != (int(lengths.max()) if m else 0):
+            raise ValueError("max_len must be the longest token's length")
+        object.__setattr__(self, "max_len", int(max_len))
+        if m and (ids.min() < 0 or len(np.unique(ids)) != m):
+            raise ValueError("ids must be distinct and non-negative")
+        if not _sorted_with_prefixes(data, offsets, lcp):
+            raise ValueError("tokens must be sorted by their bytes, with lcp their common prefixes")
+
+    def __reduce__(self) -> tuple:
+        return (TokenTrie, (self.ids, self.data, self.offsets, self.lcp, self.max_len))
+
+    def check_ids(self, size: int) -> None:
+        """Raise ValueError unless every id is below `size` (the bitmask covers the trie)."""
+        if self.n_tokens and int(self.ids.max()) >= size:
+            raise ValueError(f"trie token id {int(self.ids.max())} out of range [0, {size})")
 
     @property
     def n_tokens(self) -> int:
@@ -69,6 +91,27 @@ class TokenTrie:
         lcp = _common_prefix_lengths(data, offsets)
         return cls(ids=ids, data=data, offsets=offsets, lcp=lcp,
                    max_len=int(sizes.max()) if len(sizes) else 0)
+
+
+@njit(cache=True, nogil=True)
+def _sorted_with_prefixes(data: np.ndarray, offsets: np.ndarray, lcp: np.ndarray) -> bool:
+    """Whether the tokens ascend by their bytes and lcp holds their exact common prefixes
+    (offsets already checked to run from 0 to len(data), strictly increasing)."""
+    m = len(offsets) - 1
+    if m and lcp[0] != 0:
+        return False
+    for i in range(1, m):
+        a, b = offsets[i - 1], offsets[i]
+        la, lb = offsets[i] - a, offsets[i + 1] - b
+        k = lcp[i]
+        if k < 0 or k > la or k > lb:
+            return False
+        for j in range(k):
+            if data[a + j] != data[b + j]:
+                return False
+        if k < la and (k == lb or data[a + k] >= data[b + k]):
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)

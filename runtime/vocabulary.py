@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from .arrays import immutable
+
 __all__ = ["Vocabulary"]
 
 _EOS_NAMES = ("</s>", "<|endoftext|>", "<|im_end|>", "<|eot_id|>", "<|end_of_text|>", "<eos>")
@@ -29,7 +31,10 @@ class Vocabulary:
     Token ``i`` spells ``token_data[token_offsets[i]:token_offsets[i + 1]]``. Special tokens
     (EOS, chat markers), padding ids and empty tokens spell nothing; the surface text of
     special tokens is kept apart in ``special_token_text``. Instances are immutable and
-    compare by identity.
+    compare by identity. Construction (and unpickling) validates the arrays: ``token_data``
+    uint8, ``token_offsets`` int64[size + 1] non-decreasing from 0 to ``len(token_data)``, the
+    id arrays int32, sorted, unique and in [0, size), every EOS id special, every special id
+    spelling nothing; all are kept as immutable C-contiguous copies.
     """
 
     size: int
@@ -93,8 +98,7 @@ class Vocabulary:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        for name in ("token_data", "token_offsets", "eos_token_ids", "special_token_ids"):
-            getattr(self, name).flags.writeable = False
+        self.__post_init__()
 
     @property
     def eos_token_id(self) -> int:
@@ -330,10 +334,7 @@ def _checked_array(name: str, arr: Any, dtype: type, length: int | None) -> np.n
             f"{name} must be a 1-D {np.dtype(dtype).name} array, got {arr.ndim}-D {arr.dtype}")
     if length is not None and len(arr) != length:
         raise ValueError(f"{name} must have length {length} (size + 1), got {len(arr)}")
-    if arr.flags.writeable:
-        arr = arr.copy()
-        arr.flags.writeable = False
-    return arr
+    return immutable(arr)
 
 
 def _checked_ids(name: str, ids: Any, size: int) -> np.ndarray:

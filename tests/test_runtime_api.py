@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 
 import numpy as np
 import pytest
@@ -183,30 +182,3 @@ def test_apply_token_bitmask_torch() -> None:
     tbm = torch.zeros((1, 2), dtype=torch.int32)
     m.fill_next_token_bitmask(tbm)
     assert allowed_ids(tbm.numpy()[0], 64) == {0, 2, 4, EOS}
-
-
-def test_many_threads_share_one_compiled_grammar() -> None:
-    from grammask.compiler import compile_regex
-
-    vocab = Vocabulary.default()
-    compiled = compile_regex(r"[a-z]{1,6}( [a-z]{1,6}){0,5}\.", vocab)
-    text = vocab.encode("hello big world of tokens.")
-
-    def run() -> list[bytes]:
-        m = Matcher(compiled)
-        bm = allocate_token_bitmask(1, vocab.size)
-        rows = []
-        for t in text:
-            m.fill_next_token_bitmask(bm)
-            rows.append(bm.tobytes())
-            assert m.accept_token(t)
-        return rows
-
-    results: list[list[bytes]] = []
-    threads = [threading.Thread(target=lambda: results.append(run())) for _ in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    reference = run()
-    assert len(results) == 6 and all(r == reference for r in results)
