@@ -44,13 +44,11 @@ def as_bitmask_array(bitmask: Any, n_words: int, index: Any) -> np.ndarray:
         index = int(index)
     if not 0 <= index < shape[0]:
         raise ValueError(f"index {index} out of range for a batch of {shape[0]}")
-    row = arr[index]
-    flags = row.flags
-    if not flags.writeable:
+    if not arr.flags.writeable:
         raise ValueError("bitmask is read-only")
-    if not flags.c_contiguous:
+    if arr.strides[1] != 4 and n_words > 1:
         raise ValueError("bitmask rows must be contiguous (e.g. a C-ordered array)")
-    return row
+    return arr[index]
 
 
 def unpack_bitmask(bitmask: np.ndarray, width: int) -> np.ndarray:

@@ -6,8 +6,8 @@ import functools
 import pickle
 import random
 import threading
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,6 @@ from grammask.runtime import (
     apply_token_bitmask_inplace,
     unpack_bitmask,
 )
-from grammask.runtime.pushdown_table import PushdownTable
 from grammask.runtime.token_trie import TokenTrie, token_trie
 
 from .test_pushdown import anbn_table
@@ -68,7 +67,7 @@ def started(kind: str, **kwargs: Any) -> Matcher:
 
 # ------------------------------------------------------------------ bad calls, both backends
 
-BAD_IDS = [(-1, ValueError), (EOS + 3, ValueError), (10**20, ValueError), (-(10**20), ValueError),
+BAD_IDS = [(-1, ValueError), (small_vocabulary().size, ValueError), (10**20, ValueError), (-(10**20), ValueError),
            (np.int64(-1), ValueError), (np.uint64(2**63), ValueError), (1.0, TypeError),
            (np.float64(1), TypeError), (np.float32(97), TypeError), (True, TypeError),
            (np.bool_(True), TypeError), ("97", TypeError), (b"a", TypeError), (None, TypeError),
