@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from ..runtime.dfa_table import DFATable
+from . import deadline
 from .errors import GrammarError
 from .ir import Automaton, Node, references
 from .limits import DEFAULT_LIMITS, Limits
@@ -91,6 +92,7 @@ def _product(dfas: tuple[DFATable, ...], n_required: int, limits: Limits) -> DFA
 
     result = minimize(dfas[0]) if len(dfas) == 1 else dfas[0]
     for i, other in enumerate(dfas[1:], start=1):
+        deadline.check()
         keys = np.stack([result.byte_class, other.byte_class], axis=1)
         _, rep, byte_class = np.unique(keys, axis=0, return_index=True, return_inverse=True)
         table, accepting, m = pair_product(

@@ -1,6 +1,7 @@
 """Explicit, configurable bounds on compilation, reported by name when exceeded."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 from .errors import BudgetExceeded
@@ -9,22 +10,38 @@ from .errors import BudgetExceeded
 @dataclass(frozen=True)
 class Limits:
     """Bounds for one compilation. Every field is a hard limit; exceeding one raises
-    `BudgetExceeded` naming the field, its value and the measured size."""
+    `BudgetExceeded` naming the field, its value and the measured size (see specs/limits.md).
+
+    `max_pattern_length` bounds the text of every input (regex, GBNF, Lark, JSON Schema), in
+    characters; `max_rules` the rules of a grammar; `max_dfa_states` each automaton (a DFA,
+    one rule's automaton, one product); `max_pushdown_states` all the rule automata of a
+    recursive grammar together; `max_compile_seconds` (a float) the wall time of one compile;
+    `max_table_bytes` the memory of the compiled tables (automata and precomputed token sets).
+    """
 
     max_pattern_length: int = 1_000_000
     max_repeat: int = 10_000
     max_nfa_states: int = 1_000_000
     max_dfa_states: int = 20_000
+    max_pushdown_states: int = 200_000
     max_schema_depth: int = 2_000
     max_schema_rules: int = 20_000
+    max_rules: int = 100_000
+    max_compile_seconds: float = 60.0
+    max_table_bytes: int = 2**30
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            if f.name == "max_compile_seconds":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                        or not math.isfinite(value) or value <= 0:
+                    raise ValueError(f"Limits.{f.name} must be a positive number of seconds, "
+                                     f"got {value!r}")
+            elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"Limits.{f.name} must be a positive int, got {value!r}")
 
-    def exceeded(self, name: str, measured: int | str, what: str) -> BudgetExceeded:
+    def exceeded(self, name: str, measured: int | float | str, what: str) -> BudgetExceeded:
         """The error for `what` exceeding the bound `name` (a field of Limits)."""
         value = getattr(self, name)
         return BudgetExceeded(

@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from . import deadline
 from .errors import GrammarError
 from .ir import Choice, Grammar, Node, Repeat, RuleRef, Seq, Span, children
 
@@ -254,5 +255,6 @@ def inline_regular(grammar: Grammar) -> Node:
         )
     resolved: dict[str, Node] = {}
     for name in dependency_order(grammar):
+        deadline.check()
         resolved[name] = substitute(rules[name].body, resolved)
     return resolved[grammar.start]

@@ -40,6 +40,7 @@ from .ir import (
     Seq,
     children,
 )
+from . import deadline
 from .limits import DEFAULT_LIMITS, Limits
 from .utf8 import utf8_sequences
 
@@ -327,6 +328,7 @@ class _Builder:
         entries: dict[tuple[int, int], int] = {}
         work: list[tuple[Node, int, int]] = [(node, start, end)]
         while work:
+            deadline.check()
             node, s, e = work.pop()
             kind = type(node)
             if id(node) in shared:

@@ -8,9 +8,14 @@ and why.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..runtime.compiled import CompiledGrammar
 from ..runtime.dfa_table import DFATable
+from ..runtime.token_sets import DFATokenSets
 from ..runtime.vocabulary import Vocabulary
+from . import deadline
+from .deadline import compile_deadline
 from .dfa import determinize
 from .errors import BudgetExceeded, GrammarError
 from .ir import Grammar, Node
@@ -22,7 +27,43 @@ from .nfa import build_nfa
 
 def ir_to_dfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> DFATable:
     """The minimal trimmed DFA of an IR expression."""
-    return minimize(determinize(build_nfa(node, limits), limits))
+    with compile_deadline(limits):
+        nfa = build_nfa(node, limits)
+        deadline.check()
+        dfa = determinize(nfa, limits)
+        check_table_bytes(dfa.transitions.nbytes, limits, "DFA transition table")
+        deadline.check()
+        return minimize(dfa)
+
+
+def check_table_bytes(nbytes: int, limits: Limits, what: str) -> None:
+    """`BudgetExceeded` for `max_table_bytes` when a table of `nbytes` is over it."""
+    if nbytes > limits.max_table_bytes:
+        raise limits.exceeded("max_table_bytes", nbytes, f"{what} in bytes")
+
+
+def precompute_token_sets(compiled: CompiledGrammar, limits: Limits = DEFAULT_LIMITS,
+                          progress: Callable[[int, int], None] | None = None) -> None:
+    """Compute every token set of `compiled` now, within `max_table_bytes` (automata and sets
+    together) and the compile deadline; `progress(done, total)` after each state."""
+    sets = compiled.token_sets
+    with compile_deadline(limits):
+        base = compiled.nbytes()
+        if isinstance(sets, DFATokenSets):
+            shared = (sets.zero_row, sets.base_row)
+            n, nbytes = sets.dfa.n_states, lambda: base + stored
+            stored = 0
+        else:
+            n, nbytes = sets.table.n_states, compiled.nbytes
+        for state in range(n):
+            if isinstance(sets, DFATokenSets):
+                stored += sets.get(state).nbytes(shared)
+            else:
+                sets.ensure(state)
+            check_table_bytes(nbytes(), limits, "compiled tables with token sets")
+            deadline.check()
+            if progress is not None:
+                progress(state + 1, n)
 
 
 def compile_ir(
@@ -37,16 +78,17 @@ def compile_ir(
     """Compile an IR expression against `vocab`; token sets are lazy unless `precompute`."""
     if not isinstance(vocab, Vocabulary):
         raise TypeError(f"vocab must be a grammask.runtime.Vocabulary, got {type(vocab).__name__}")
-    dfa = ir_to_dfa(node, limits)
-    if dfa.is_empty_language:
-        raise GrammarError(
-            "the language is empty: no string matches, so no token could ever be allowed",
-            code="empty-language",
-        )
-    compiled = CompiledGrammar(vocab=vocab, dfa=dfa, source=source, notes=notes)
-    if precompute:
-        compiled.token_sets.precompute()
-    return compiled
+    with compile_deadline(limits):
+        dfa = ir_to_dfa(node, limits)
+        if dfa.is_empty_language:
+            raise GrammarError(
+                "the language is empty: no string matches, so no token could ever be allowed",
+                code="empty-language",
+            )
+        compiled = CompiledGrammar(vocab=vocab, dfa=dfa, source=source, notes=notes)
+        if precompute:
+            precompute_token_sets(compiled, limits)
+        return compiled
 
 
 def compile_regex(
@@ -59,8 +101,9 @@ def compile_regex(
     """Compile a regex (fullmatch semantics: the whole output must match) against `vocab`."""
     from .regex import parse_regex
 
-    return compile_ir(parse_regex(pattern, limits=limits), vocab, source=pattern,
-                      limits=limits, precompute=precompute)
+    with compile_deadline(limits):
+        return compile_ir(parse_regex(pattern, limits=limits), vocab, source=pattern,
+                          limits=limits, precompute=precompute)
 
 
 def compile_grammar(
@@ -79,6 +122,14 @@ def compile_grammar(
         raise TypeError(f"vocab must be a grammask.runtime.Vocabulary, got {type(vocab).__name__}")
     if kind not in (None, "dfa", "pushdown"):
         raise ValueError(f"kind must be None, 'dfa' or 'pushdown', got {kind!r}")
+    if len(grammar.rules) > limits.max_rules:
+        raise limits.exceeded("max_rules", len(grammar.rules), "grammar rules")
+    with compile_deadline(limits):
+        return _compile_grammar(grammar, vocab, limits, precompute, kind)
+
+
+def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precompute: bool,
+                     kind: str | None) -> CompiledGrammar:
     check_references(grammar)
     source = grammar.source or grammar.start
     cycle = find_cycle(grammar)
@@ -94,7 +145,7 @@ def compile_grammar(
                               precompute=precompute,
                               notes=("dfa: no rule reachable from the start is recursive",))
         except BudgetExceeded as exc:
-            if kind == "dfa":
+            if kind == "dfa" or deadline.expired():
                 raise
             keep_all = True
             why = f"pushdown: the grammar is regular but its DFA is over budget ({exc.message})"
@@ -105,13 +156,14 @@ def compile_grammar(
     try:
         table = build_pushdown(grammar, limits, keep_all=keep_all)
     except BudgetExceeded as exc:
-        if keep_all:
+        if keep_all or deadline.expired():
             raise
         table = build_pushdown(grammar, limits, keep_all=True)
         why += f"; every rule kept as a rule, since inlining went over budget ({exc.message})"
+    check_table_bytes(table.nbytes(), limits, "rule automata tables")
     compiled = CompiledGrammar(vocab=vocab, pushdown=table, source=source, notes=(why,))
     if precompute:
-        compiled.token_sets.precompute()
+        precompute_token_sets(compiled, limits)
     return compiled
 
 
@@ -127,8 +179,9 @@ def compile_gbnf(
     """Compile a GBNF grammar (llama.cpp's dialect) against `vocab`."""
     from .gbnf import parse_gbnf
 
-    grammar = parse_gbnf(text, start=start, limits=limits)
-    return compile_grammar(grammar, vocab, limits=limits, precompute=precompute, kind=kind)
+    with compile_deadline(limits):
+        grammar = parse_gbnf(text, start=start, limits=limits)
+        return compile_grammar(grammar, vocab, limits=limits, precompute=precompute, kind=kind)
 
 
 def compile_lark(
@@ -143,5 +196,6 @@ def compile_lark(
     """Compile a Lark grammar against `vocab`."""
     from .lark_grammar import parse_lark
 
-    grammar, _notes = parse_lark(text, start=start, limits=limits)
-    return compile_grammar(grammar, vocab, limits=limits, precompute=precompute, kind=kind)
+    with compile_deadline(limits):
+        grammar, _notes = parse_lark(text, start=start, limits=limits)
+        return compile_grammar(grammar, vocab, limits=limits, precompute=precompute, kind=kind)

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..runtime.dfa_table import DFATable
 from ..runtime.pushdown_table import PushdownTable
+from . import deadline
 from .analyses.common import fold
 from .dfa import byte_classes, merge_columns, subset_table
 from .errors import GrammarError
@@ -314,6 +315,7 @@ def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits) 
     dfas: list[DFATable] = []
     total = 0
     for nfa in nfas:
+        deadline.check()
         dfas.append(_rule_dfa(nfa, classes, len(keep), limits))
         total += dfas[-1].n_states
         if total > limits.max_dfa_states:

@@ -12,13 +12,18 @@ edges, and the accept state): two closures that agree on them have the same move
 acceptance, so they are one DFA state; a closure without any is the dead state (-1).
 
 A DFA state's NFA states are kept sorted in one flat pool; an open-addressing hash table maps
-a set to its DFA state. The kernel returns -1 as the state count when the DFA would exceed
-`max_states` (the caller raises `BudgetExceeded`).
+a set to its DFA state. The kernel processes the DFA states in bounded chunks, so that the
+compile deadline is checked between chunks; it reports -1 as the state count when the DFA would
+exceed `max_states` (the caller raises `BudgetExceeded`).
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from numba import njit
+
+from . import deadline
 
 
 @njit(cache=True, nogil=True)
@@ -67,40 +72,44 @@ def _hash(values, begin, end):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def subset_construction(e_off, e_lo, e_hi, e_to, eps_off, eps_to, start, accept, k, max_states):  # type: ignore[no-untyped-def]
-    """(transitions int32[m, k], accepting bool[m], m) of the subset DFA; m = -1 past
-    `max_states`."""
+def _subset_start(e_off, eps_off, eps_to, start, accept, k):  # type: ignore[no-untyped-def]
+    """The state of a subset construction with only the start's closure discovered:
+    (important, pool, pool_off, trans, table, single, mark, stack, buf, seeds)."""
     n = len(eps_off) - 1
     mark = np.zeros(n, dtype=np.int64)
-    gen = 0
     stack = np.empty(n, dtype=np.int32)
     buf = np.empty(n, dtype=np.int32)
     pool = np.empty(max(16, 4 * n), dtype=np.int32)
     pool_off = np.zeros(64, dtype=np.int64)
     trans = np.full((64, k), -1, dtype=np.int32)
     table = np.full(256, -1, dtype=np.int64)
+    seeds = np.empty(max(16, n), dtype=np.int32)
+    single = np.full(n, -1, dtype=np.int64)
+    important = np.zeros(n, dtype=np.bool_)
+    for s in range(n):
+        important[s] = e_off[s + 1] > e_off[s] or s == accept
+    first = np.empty(1, dtype=np.int32)
+    first[0] = start
+    size = _closure(first, 0, 1, eps_off, eps_to, important, mark, 1, stack, buf)
+    pool[:size] = buf[:size]
+    pool_off[1] = size
+    h = _hash(buf, 0, size)
+    table[h & np.uint64(len(table) - 1)] = 0
+    return important, pool, pool_off, trans, table, single, mark, stack, buf, seeds
+
+
+@njit(cache=True, nogil=True)
+def _subset_steps(e_off, e_lo, e_hi, e_to, eps_off, eps_to, k, max_states, important, pool,  # type: ignore[no-untyped-def]
+                  pool_off, trans, table, single, mark, stack, buf, seeds, gen, m, d, d_stop):
+    """Process DFA states d .. min(m, d_stop) - 1 (discovering new ones); return the grown
+    arrays and counters (pool, pool_off, trans, table, seeds, gen, m, d), m = -1 past
+    `max_states`."""
     cut = np.zeros(k + 1, dtype=np.bool_)
     bounds = np.empty(k + 1, dtype=np.int64)
     seg_of = np.empty(k + 1, dtype=np.int64)
     counts = np.zeros(k + 2, dtype=np.int64)
-    seeds = np.empty(max(16, n), dtype=np.int32)
     fill = np.zeros(k + 1, dtype=np.int64)
-    single = np.full(n, -1, dtype=np.int64)
-
-    important = np.zeros(n, dtype=np.bool_)
-    for s in range(n):
-        important[s] = e_off[s + 1] > e_off[s] or s == accept
-    gen += 1
-    first = np.empty(1, dtype=np.int32)
-    first[0] = start
-    size = _closure(first, 0, 1, eps_off, eps_to, important, mark, gen, stack, buf)
-    pool[:size] = buf[:size]
-    pool_off[1] = size
-    m = 1
-    h = _hash(buf, 0, size)
-    table[h & np.uint64(len(table) - 1)] = 0
-    d = 0
-    while d < m:
+    while d < m and d < d_stop:
         lo_d, hi_d = pool_off[d], pool_off[d + 1]
         for i in range(lo_d, hi_d):
             s = pool[i]
@@ -170,7 +179,7 @@ def subset_construction(e_off, e_lo, e_hi, e_to, eps_off, eps_to, start, accept,
                 slot = (slot + np.uint64(1)) & mask
             if found < 0:
                 if m >= max_states:
-                    return trans[:0], np.zeros(0, dtype=np.bool_), -1
+                    return pool, pool_off, trans, table, seeds, gen, -1, d
                 found = m
                 if m + 1 >= len(pool_off):
                     grown = np.zeros(2 * len(pool_off), dtype=np.int64)
@@ -202,10 +211,38 @@ def subset_construction(e_off, e_lo, e_hi, e_to, eps_off, eps_to, start, accept,
             for c in range(bounds[g], bounds[g + 1]):
                 trans[d, c] = found
         d += 1
+    return pool, pool_off, trans, table, seeds, gen, m, d
+
+
+@njit(cache=True, nogil=True)
+def _subset_accepting(pool, pool_off, m, accept):  # type: ignore[no-untyped-def]
     accepting = np.zeros(m, dtype=np.bool_)
     for t in range(m):
         for i in range(pool_off[t], pool_off[t + 1]):
             if pool[i] == accept:
                 accepting[t] = True
                 break
-    return trans[:m].copy(), accepting, m
+    return accepting
+
+
+def subset_construction(e_off: np.ndarray, e_lo: np.ndarray, e_hi: np.ndarray,
+                        e_to: np.ndarray, eps_off: np.ndarray, eps_to: np.ndarray, start: int,
+                        accept: int, k: int, max_states: int
+                        ) -> tuple[np.ndarray, np.ndarray, int]:
+    """(transitions int32[m, k], accepting bool[m], m) of the subset DFA; m = -1 past
+    `max_states`. Raises `BudgetExceeded` when the compile deadline passes."""
+    important, pool, pool_off, trans, table, single, mark, stack, buf, seeds = _subset_start(
+        e_off, eps_off, eps_to, start, accept, k)
+    gen, m, d, chunk = 1, 1, 0, 64
+    while d < m:
+        began = time.monotonic()
+        pool, pool_off, trans, table, seeds, gen, m, d = _subset_steps(
+            e_off, e_lo, e_hi, e_to, eps_off, eps_to, k, max_states, important, pool,
+            pool_off, trans, table, single, mark, stack, buf, seeds, gen, m, d, d + chunk)
+        if m < 0:
+            return trans[:0], np.zeros(0, dtype=np.bool_), -1
+        deadline.check()
+        # Chunks of about 10 ms keep the deadline within reach and the calls few.
+        took = time.monotonic() - began
+        chunk = chunk * 2 if took < 0.005 else max(1, chunk // 2) if took > 0.02 else chunk
+    return trans[:m].copy(), _subset_accepting(pool, pool_off, m, accept), m

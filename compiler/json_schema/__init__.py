@@ -8,7 +8,6 @@ with `lenient=True`, a warning in `CompiledGrammar.notes` and a documented relax
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
 from ...runtime.compiled import CompiledGrammar
@@ -16,23 +15,25 @@ from ...runtime.vocabulary import Vocabulary
 from ..errors import GrammarError
 from ..ir import Grammar
 from ..limits import DEFAULT_LIMITS, Limits
+from ..deadline import compile_deadline
 from .document import SchemaDocument
+from .loading import check_scalar_values, parse_schema_text
 from .options import JsonSchemaOptions
 
 __all__ = ["JsonSchemaOptions", "compile_json_schema", "load_schema", "schema_to_grammar"]
 
 
-def load_schema(schema: Any) -> Any:
-    """The schema as JSON data: a dict or bool as is, a JSON string parsed, a Pydantic model
-    class through its `model_json_schema()`."""
+def load_schema(schema: Any, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """The schema as JSON data: a dict or bool as is, a JSON string parsed (within `limits`),
+    a Pydantic model class through its `model_json_schema()`. `GrammarError` for a string
+    that is not a Unicode scalar value sequence (a lone surrogate)."""
     if isinstance(schema, (dict, bool)):
+        check_scalar_values(schema)
         return schema
     if isinstance(schema, (str, bytes)):
-        try:
-            return json.loads(schema)
-        except json.JSONDecodeError as exc:
-            raise GrammarError(f"the schema is not valid JSON: {exc.msg}", code="invalid-schema",
-                               line=exc.lineno, column=exc.colno) from None
+        data = parse_schema_text(schema, limits)
+        check_scalar_values(data)
+        return data
     if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
         return schema.model_json_schema()
     raise GrammarError(f"a schema must be a dict, a bool, a JSON string or a Pydantic model "
@@ -47,10 +48,11 @@ def schema_to_grammar(
     """The grammar of the instances of `schema`, and the warnings of lenient relaxations."""
     from .translate import Translator
 
-    translator = Translator(SchemaDocument(load_schema(schema), limits),
-                            options or JsonSchemaOptions(), limits)
-    grammar = translator.grammar()
-    return grammar, translator.warnings
+    with compile_deadline(limits):
+        translator = Translator(SchemaDocument(load_schema(schema, limits), limits),
+                                options or JsonSchemaOptions(), limits)
+        grammar = translator.grammar()
+        return grammar, translator.warnings
 
 
 def compile_json_schema(
@@ -70,14 +72,15 @@ def compile_json_schema(
         options = JsonSchemaOptions(**option_fields)
     elif option_fields:
         raise TypeError("pass either options= or option fields, not both")
-    grammar, warnings = schema_to_grammar(schema, options, limits)
-    try:
-        compiled = compile_grammar(grammar, vocab, limits=limits, precompute=precompute)
-    except GrammarError as exc:
-        if exc.code != "empty-language":
-            raise
-        raise GrammarError("no JSON value satisfies this schema, so nothing could be generated",
-                           code="empty-language", pointer="") from None
+    with compile_deadline(limits):
+        grammar, warnings = schema_to_grammar(schema, options, limits)
+        try:
+            compiled = compile_grammar(grammar, vocab, limits=limits, precompute=precompute)
+        except GrammarError as exc:
+            if exc.code != "empty-language":
+                raise
+            raise GrammarError("no JSON value satisfies this schema, so nothing could be "
+                               "generated", code="empty-language", pointer="") from None
     if warnings:
         compiled = dataclasses.replace(compiled, notes=compiled.notes + tuple(warnings))
     return compiled

@@ -16,6 +16,7 @@ import re
 from collections import deque
 from typing import Any
 
+from .. import deadline
 from ..errors import GrammarError
 from ..ir import NOTHING, Choice, Grammar, Literal, Node, Rule, RuleRef
 from ..limits import Limits
@@ -46,6 +47,7 @@ class Translator:
         """The grammar of the whole document: its root value and nothing else."""
         start = self.ref(conjunction([location("")]), 0)
         while self.queue:
+            deadline.check()
             key = self.queue.popleft()
             self.bodies[self.names[key]] = self._body(*key)
         assert isinstance(start, RuleRef)
