@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .constraints import HANDLED, PRESENCE, UNSUPPORTED
+from ..errors import GrammarError
+from .constraints import HANDLED, PRESENCE, TYPES, UNSUPPORTED
 from .document import join
 from .values import canonical, exact_number, json_type
 
@@ -67,7 +68,11 @@ def _fold(t: "Translator", c: "Constraints", pointer: str, keyword: str) -> bool
     schema = t.doc.at(pointer)
     value = schema[keyword]
     if keyword == "type":
-        names = set(value if isinstance(value, list) else [value])
+        listed = value if isinstance(value, list) else [value]
+        if not listed or any(n not in TYPES for n in listed):
+            raise GrammarError(f"{join(pointer, keyword)}: type must be one of {', '.join(TYPES)}"
+                               f" or an array of them, got {value!r}", code="invalid-schema")
+        names = set(listed)
         if "integer" in names and "number" not in names and "number" in c.types:
             c.not_integer = True
             names = names - {"integer"}
