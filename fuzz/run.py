@@ -1,153 +1,282 @@
-"""Time-bounded fuzzing of every frontend and of the matcher.
+"""Time-bounded fuzzing of every surface: the regex, GBNF, Lark and JSON Schema frontends, the
+command line's `lint` and `check`, and the matcher.
 
-    python fuzz/run.py [--seconds 60] [--target regex|gbnf|lark|matcher|all] [--seed N]
+    python fuzz/run.py [--seconds 60] [--target all|NAME[,NAME...]] [--seed N]
+    python fuzz/run.py --target NAME --replay FILE...      # rerun saved inputs
+    python fuzz/run.py --target NAME --minimize FILE       # shrink a saved input
+    python fuzz/run.py --engine atheris ...                # coverage-guided, where installed
 
-Frontends get random mutations of seed inputs (the shipped grammars and a few patterns): each
-input must either compile (to a DFA, or to rule automata for the pushdown runtime) or raise
-grammask's own `GrammarError`; anything else is a finding. What compiles is also walked for a
-few steps on a byte vocabulary. The matcher target interleaves accept/rollback/copy/reset/fill
-on compiled regexes and recursive grammars (JSON, arithmetic) over the default vocabulary and
-checks every filled mask against accepting each allowed token. Findings are printed with the input
-that caused them, and the exit status is 1 when there were any.
+Each target mutates seed inputs (the shared corpora beside the repository when present, else
+the vendored ones in tests/data), structure-aware for JSON Schemas. Bad input may only raise
+grammask's own `GrammarError`; anything else, a violated property (a mask that disagrees with
+accepting, with the reference recognizer, or a finished output that does not validate), a
+traceback or internal error printed by the CLI, or an input running past --input-seconds is
+a finding. Findings are printed with a command that replays them and saved under --findings;
+the exit status is 1 when there were any. The seed is printed, so a run can be repeated.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import random
+import signal
+import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+# The repository root, for `fuzz` and `tests` (imported late: atheris instruments them as they load).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from grammask.compiler import GrammarError, Limits, compile_gbnf, compile_grammar, compile_ir, compile_regex
-from grammask.compiler.gbnf import parse_gbnf
-from grammask.compiler.lark_grammar import parse_lark
-from grammask.compiler.regex import parse_regex
-from grammask.runtime import Matcher, Vocabulary, allocate_token_bitmask
+if TYPE_CHECKING:
+    from fuzz.common import Target
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "tests" / "data"
-LIMITS = Limits(max_nfa_states=20_000, max_dfa_states=2_000, max_repeat=200)
-PATTERNS = [r'\{"age": [0-9]+\}', r"[a-z]+( [a-z]+)*\.", r"(ab|a)*c?", r"中+文?", r"\d{3}-\d{4}",
-            r'"([^"\\]|\\.)*"', r"(?:x|y){2,5}z?", r"[^\x00-\x1f]{0,8}"]
-ALPHABET = list("()[]{}|*+?.^$\\-:=\"'#/ \n\tabcxyz019_,<>!%~") + ["中", "é", "\x00", "\udcff"]
+FUZZ = Path(__file__).resolve().parent
+TARGETS = ("regex", "gbnf", "lark", "jsonschema", "cli", "matcher")
+# Inputs run before the clock starts bounding them: they pay for JIT compilation.
+WARMUP = 3
 
 
-def mutate(text: str, rng: random.Random) -> str:
-    """A few random character-level edits: insert, delete, replace, duplicate a slice."""
-    chars = list(text)
-    for _ in range(rng.randint(1, 4)):
-        op = rng.randrange(4)
-        i = rng.randint(0, len(chars))
-        if op == 0:
-            chars.insert(i, rng.choice(ALPHABET))
-        elif op == 1 and chars:
-            del chars[min(i, len(chars) - 1)]
-        elif op == 2 and chars:
-            chars[min(i, len(chars) - 1)] = rng.choice(ALPHABET)
-        elif chars:
-            j = rng.randint(i, min(len(chars), i + 8))
-            chars[i:i] = chars[i:j]
-    return "".join(chars)
+class SlowInput(BaseException):
+    """An input ran past its time bound (a BaseException, so no `except Exception` hides it)."""
 
 
-BYTES = Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [None], eos_token_ids=[256])
+def build_target(name: str, seed: int) -> Target:
+    """The target called `name`, its seed choices made with `seed`."""
+    rng = random.Random(f"{seed}:{name}")
+    if name == "jsonschema":
+        from fuzz.targets import json_schema_target
+        return json_schema_target(rng)
+    if name == "cli":
+        from fuzz.cli_target import cli_target
+        return cli_target(rng)
+    if name == "matcher":
+        from fuzz.targets import matcher_target
+        from grammask.runtime import Vocabulary
+        return matcher_target(Vocabulary.default())
+    from fuzz.targets import frontend_targets
+    return frontend_targets()[name]()
 
 
-def frontend(parse: Callable[[str], object], rng: random.Random) -> Callable[[str], None]:
-    """A target that parses, compiles within LIMITS on a byte vocabulary and walks a little."""
-    def run(text: str) -> None:
-        try:
-            result = parse(text)
-            grammar = result[0] if isinstance(result, tuple) else result
-            compiled = (compile_grammar(grammar, BYTES, limits=LIMITS) if hasattr(grammar, "rules")
-                        else compile_ir(grammar, BYTES, limits=LIMITS))  # type: ignore[arg-type]
-        except GrammarError:
-            return
-        walk(Matcher(compiled), BYTES, rng, rng.randint(1, 12))
-    return run
+def _alarm(_signum: int, _frame: object) -> None:
+    raise SlowInput
 
 
-def seeds(kind: str) -> list[str]:
-    if kind == "regex":
-        return PATTERNS
-    return [p.read_text(encoding="utf-8") for p in sorted((DATA / kind).rglob(f"*.{kind}"))]
+def run_one(target: Target, text: str, bound: float | None) -> tuple[bool, BaseException | None]:
+    """Run one input: whether it was accepted, and the finding it raised, if any."""
+    if bound is not None:
+        signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, bound)
+    start = time.perf_counter()
+    try:
+        accepted = target.run(text)
+    except (Exception, SlowInput) as exc:  # noqa: BLE001 - every other exception is a finding
+        return False, exc
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    elapsed = time.perf_counter() - start
+    if bound is not None and elapsed > bound:
+        return accepted, SlowInput(f"{elapsed:.1f} s")
+    return accepted, None
 
 
-def walk(m: Matcher, vocab: Vocabulary, rng: random.Random, steps: int) -> None:
-    """Random fills, accepts, rollbacks, copies and resets, each mask checked against the
-    tokens it allows and a random token against its bit."""
-    bitmask = allocate_token_bitmask(1, vocab.size)
-    for _step in range(steps):
-        m.fill_next_token_bitmask(bitmask)
-        bits = np.unpackbits(bitmask[0].view(np.uint8), bitorder="little")[:vocab.size]
-        allowed = np.flatnonzero(bits)
-        if m.is_terminated():
-            assert set(allowed.tolist()) == set(vocab.eos_token_ids.tolist())
-            m.rollback(1)
-            continue
-        assert len(allowed), "a live prefix always has a continuation"
-        op = rng.random()
-        if op < 0.6:
-            tid = int(rng.choice(allowed.tolist()))
-            assert m.accept_token(tid), tid
-        elif op < 0.75:
-            tid = rng.randrange(vocab.size)
-            assert m.accept_token(tid) == bool(bits[tid]), tid
-        elif op < 0.85 and m.num_rollback_steps:
-            m.rollback(rng.randint(1, m.num_rollback_steps))
-        elif op < 0.95:
-            m = m.copy()
-        else:
-            m.reset()
+def signature(exc: BaseException) -> str:
+    """What tells findings apart: the exception type and where it was raised."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.name != "_expect"]
+    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+    return f"{type(exc).__name__} at {where}"
 
 
-def matcher_target(rng: random.Random, vocab: Vocabulary) -> Callable[[str], None]:
-    compiled = [compile_regex(p, vocab, limits=LIMITS) for p in PATTERNS]
-    compiled += [compile_gbnf((DATA / "gbnf" / f"{name}.gbnf").read_text(encoding="utf-8"), vocab,
-                              limits=LIMITS) for name in ("json", "arithmetic")]
+def report(name: str, text: str, exc: BaseException, findings: Path) -> None:
+    """Print a finding with its traceback and save its input for --replay."""
+    findings.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    path = findings / f"{name}-{digest}.txt"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    kind = "slow input" if isinstance(exc, SlowInput) else signature(exc)
+    print(f"[{name}] finding ({kind}) on input {text[:300]!r}:", file=sys.stderr)
+    traceback.print_exception(exc, file=sys.stderr)
+    print(f"  replay: python fuzz/run.py --target {name} --replay {path}", file=sys.stderr)
 
-    def run(_: str) -> None:
-        walk(Matcher(rng.choice(compiled)), vocab, rng, rng.randint(1, 30))
-    return run
+
+def fuzz(target: Target, seconds: float, rng: random.Random, bound: float,
+         findings: Path) -> tuple[int, int, int]:
+    """Mutate and run inputs for `seconds`; the executions, how many of them were accepted,
+    and the findings (each distinct finding is reported once)."""
+    pool = list(target.seeds)
+    seen: set[str] = set()
+    count = found = compiled = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        text = target.mutate(rng.choice(pool), rng)
+        accepted, exc = run_one(target, text, bound if count >= WARMUP else None)
+        if isinstance(exc, SlowInput):
+            # Once more, with caches filled: a one-time cost or a busy machine is no finding.
+            accepted, exc = run_one(target, text, bound)
+        count += 1
+        if exc is not None:
+            found += 1
+            key = "slow" if isinstance(exc, SlowInput) else signature(exc)
+            if key not in seen:
+                seen.add(key)
+                report(target.name, text, exc, findings)
+        elif accepted:
+            compiled += 1
+            if len(pool) < 4 * len(target.seeds) + 500:
+                pool.append(text)
+    return count, compiled, found
+
+
+def minimize(target: Target, text: str, bound: float) -> str:
+    """A shorter input raising the same kind of finding: chunks removed while it still does."""
+    _, exc = run_one(target, text, bound)
+    if exc is None:
+        return text
+    wanted = signature(exc)
+
+    def same(candidate: str) -> bool:
+        _, e = run_one(target, candidate, bound)
+        return e is not None and signature(e) == wanted
+
+    chunk = max(1, len(text) // 2)
+    while chunk >= 1:
+        i = 0
+        while i < len(text):
+            candidate = text[:i] + text[i + chunk:]
+            if candidate != text and same(candidate):
+                text = candidate
+            else:
+                i += chunk
+        chunk //= 2
+    return text
+
+
+def _jitted() -> list[str]:
+    """The modules with Numba kernels, which instrumented bytecode would break."""
+    return [f"grammask.{package}." + ".".join(p.relative_to(FUZZ.parent / package)
+                                               .with_suffix("").parts)
+            for package in ("compiler", "runtime")
+            for p in sorted((FUZZ.parent / package).rglob("*.py"))
+            if "numba" in p.read_text(encoding="utf-8")]
+
+
+def _atheris(name: str, seconds: float, seed: int, bound: float, findings: Path) -> int:
+    """Fuzz the target `name` coverage-guided with atheris (libFuzzer), with its mutator as
+    libFuzzer's custom mutator half of the time; does not return."""
+    import tempfile
+
+    import atheris
+
+    with atheris.instrument_imports(include=["grammask"], exclude=_jitted()):
+        target = build_target(name, seed)
+
+    corpus = Path(tempfile.mkdtemp(prefix=f"grammask-{target.name}-"))
+    for i, text in enumerate(target.seeds[:500]):
+        (corpus / f"seed{i}").write_bytes(text.encode("utf-8", "surrogatepass"))
+
+    def one(data: bytes) -> None:
+        accepted, exc = run_one(target, data.decode("utf-8", "replace"), None)
+        if exc is not None:
+            raise exc
+
+    def mutator(data: bytes, max_size: int, mutation_seed: int) -> bytes:
+        rng = random.Random(mutation_seed)
+        if rng.random() < 0.5:
+            return atheris.Mutate(data, max_size)
+        text = target.mutate(data.decode("utf-8", "replace"), rng)
+        return text.encode("utf-8", "surrogatepass")[:max_size]
+
+    findings.mkdir(parents=True, exist_ok=True)
+    atheris.Setup([sys.argv[0], str(corpus), f"-max_total_time={int(seconds)}", f"-seed={seed}",
+                   f"-timeout={int(bound) + 1}", f"-artifact_prefix={findings}/{target.name}-",
+                   "-max_len=65536"], one, custom_mutator=mutator)
+    atheris.Fuzz()
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=60.0, help="seconds per target (60)")
+    ap.add_argument("--target", default="all", help="all, or names: " + ", ".join(TARGETS))
+    ap.add_argument("--seed", type=int, help="random seed (default: a fresh one, printed)")
+    ap.add_argument("--input-seconds", type=float, default=5.0,
+                    help="time bound of one input; slower ones are findings (5)")
+    ap.add_argument("--findings", type=Path, default=FUZZ / "findings",
+                    help="where inputs of findings are saved (fuzz/findings)")
+    ap.add_argument("--engine", choices=("random", "atheris"), default="random",
+                    help="random mutation (default) or atheris coverage-guided fuzzing")
+    ap.add_argument("--replay", nargs="+", type=Path, metavar="FILE", help="run saved inputs")
+    ap.add_argument("--minimize", type=Path, metavar="FILE",
+                    help="shrink a saved input keeping its finding; print the result")
+    return ap
+
+
+def _targets(spec: str) -> list[str]:
+    names = list(TARGETS) if spec == "all" else [n.strip() for n in spec.split(",") if n.strip()]
+    unknown = [n for n in names if n not in TARGETS]
+    if unknown or not names:
+        raise SystemExit(f"unknown target {unknown or spec!r}; the targets are"
+                         f" {', '.join(TARGETS)}")
+    return names
+
+
+def _replay(target: Target, files: list[Path], bound: float) -> int:
+    found = 0
+    for path in files:
+        text = path.read_bytes().decode("utf-8", "surrogatepass")
+        _, exc = run_one(target, text, bound)
+        if exc is not None:
+            found += 1
+            report(target.name, text, exc, path.parent)
+        print(f"{path}: {'finding' if exc is not None else 'ok'}")
+    return 1 if found else 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seconds", type=float, default=60.0)
-    ap.add_argument("--target", default="all", choices=["all", "regex", "gbnf", "lark", "matcher"])
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-    rng = random.Random(args.seed)
-    targets: dict[str, tuple[Callable[[str], None], list[str]]] = {
-        "regex": (frontend(lambda t: parse_regex(t, limits=LIMITS), rng), seeds("regex")),
-        "gbnf": (frontend(lambda t: parse_gbnf(t, limits=LIMITS), rng), seeds("gbnf")),
-        "lark": (frontend(lambda t: parse_lark(t, limits=LIMITS), rng), seeds("lark")),
-    }
-    if args.target in ("all", "matcher"):
-        targets["matcher"] = (matcher_target(rng, Vocabulary.default()), [""])
-    chosen = list(targets) if args.target == "all" else [args.target]
-    budget = args.seconds / len(chosen)
+    """Run the fuzzer with `argv`; the exit status (1 when there were findings)."""
+    args = _parser().parse_args(argv)
+    names = _targets(args.target)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    if args.replay or args.minimize:
+        if len(names) != 1:
+            raise SystemExit("--replay and --minimize need one --target")
+        target = build_target(names[0], seed)
+        if args.replay:
+            return _replay(target, args.replay, args.input_seconds)
+        text = args.minimize.read_bytes().decode("utf-8", "surrogatepass")
+        print(repr(minimize(target, text, args.input_seconds)))
+        return 0
+    print(f"fuzzing {', '.join(names)} for {args.seconds:g} s each, seed {seed}", flush=True)
+    if args.engine == "atheris":
+        return _run_atheris(names, args, seed)
     findings = 0
-    for name in chosen:
-        run, corpus = targets[name]
-        deadline = time.monotonic() + budget
-        count = 0
-        while time.monotonic() < deadline:
-            text = mutate(rng.choice(corpus), rng) if corpus != [""] else ""
-            try:
-                run(text)
-            except Exception:  # noqa: BLE001 - every other exception is a finding
-                findings += 1
-                print(f"[{name}] finding on input {text[:300]!r}:", file=sys.stderr)
-                traceback.print_exc()
-            count += 1
-        print(f"{name}: {count} executions in {budget:.0f} s")
+    for name in names:
+        target = build_target(name, seed)
+        count, compiled, found = fuzz(target, args.seconds, random.Random(f"{seed}:{name}:inputs"),
+                            args.input_seconds, args.findings)
+        findings += found
+        print(f"{name}: {count} executions in {args.seconds:g} s ({compiled} accepted),"
+              f" {found} findings", flush=True)
     print(f"{findings} findings")
+    if findings:
+        print(f"repeat with: python fuzz/run.py --target {args.target} --seed {seed}"
+              f" --seconds {args.seconds:g}")
     return 1 if findings else 0
+
+
+def _run_atheris(names: list[str], args: argparse.Namespace, seed: int) -> int:
+    """Each target in its own process, since libFuzzer runs one target per process."""
+    if len(names) == 1:
+        return _atheris(names[0], args.seconds, seed, args.input_seconds, args.findings)
+    status = 0
+    for name in names:
+        command = [sys.executable, __file__, "--engine", "atheris", "--target", name,
+                   "--seed", str(seed), "--seconds", str(args.seconds),
+                   "--input-seconds", str(args.input_seconds), "--findings", str(args.findings)]
+        status = max(status, 1 if subprocess.run(command, check=False).returncode else 0)
+    return status
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""Fuzz targets for every grammask surface; run them with `python fuzz/run.py`."""

@@ -1,0 +1,166 @@
+"""The fuzz targets of the frontends (regex, GBNF, Lark, JSON Schema) and of the matcher."""
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from typing import Any
+
+from grammask.compiler import GrammarError, compile_grammar, compile_ir
+from grammask.compiler.gbnf import parse_gbnf
+from grammask.compiler.ir import Grammar, Node
+from grammask.compiler.json_schema import JsonSchemaOptions, compile_json_schema, schema_to_grammar
+from grammask.compiler.lark_grammar import parse_lark
+from grammask.compiler.regex import parse_regex
+from grammask.runtime import Matcher, Vocabulary
+from grammask.runtime.compiled import CompiledGrammar
+
+from .common import BYTES, LIMITS, FindingError, Target, input_rng, reference_for, walk
+from .corpus import DATA, PATTERNS, grammar_seeds, schema_seeds
+from .mutators import mutate_text, schema_mutator
+
+LAYOUTS = ("flexible", "compact", "indent")
+
+
+def _compile(ir: Grammar | Node, vocab: Vocabulary) -> CompiledGrammar:
+    if isinstance(ir, Grammar):
+        return compile_grammar(ir, vocab, limits=LIMITS)
+    return compile_ir(ir, vocab, limits=LIMITS)
+
+
+def frontend(name: str, parse: Callable[[str], Grammar | Node], seeds: list[str]) -> Target:
+    """A target that parses a mutated text, compiles it within LIMITS on a byte vocabulary and
+    walks it a little, each mask checked against the reference recognizer of its IR."""
+
+    def run(text: str) -> bool:
+        try:
+            ir = parse(text)
+            compiled = _compile(ir, BYTES)
+        except GrammarError:
+            return False
+        rng = input_rng(text)
+        walk(Matcher(compiled), BYTES, rng, rng.randint(1, 16), reference_for(ir))
+        return True
+
+    return Target(name, seeds, run, mutate_text)
+
+
+def _schema_options(rng: random.Random) -> JsonSchemaOptions:
+    return JsonSchemaOptions(strict=rng.random() < 0.3, lenient=rng.random() < 0.3,
+                             whitespace=rng.choice(LAYOUTS))
+
+
+def _validator(schema: Any) -> Callable[[Any], bool] | None:
+    """jsonschema's verdict on instances of `schema`; None where it cannot judge (a schema it
+    rejects or a $ref it cannot resolve offline) or where the dialects differ (regexes)."""
+    import jsonschema
+
+    text = json.dumps(schema)
+    if any(k in text for k in ('"pattern', '"format', '"$dynamic', '"$id', '"$schema')):
+        return None
+    try:
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        cls.check_schema(schema)
+        validator = cls(schema)
+    except Exception:  # noqa: BLE001 - jsonschema judges only the schemas it accepts
+        return None
+
+    def valid(instance: Any) -> bool:
+        try:
+            return validator.is_valid(instance)
+        except Exception:  # noqa: BLE001 - see above: unresolvable references and the like
+            return True
+
+    return valid
+
+
+def json_schema_target(rng: random.Random) -> Target:
+    """A target compiling mutated corpus schemas with random options; what it accepts is walked,
+    and every text the matcher finishes must be JSON that jsonschema validates (outside
+    lenient mode)."""
+    schemas = schema_seeds(rng)
+
+    def run(text: str) -> bool:
+        choices = input_rng(text)
+        options = _schema_options(choices)
+        try:
+            compiled = compile_json_schema(text, BYTES, options=options, limits=LIMITS)
+        except GrammarError:
+            return False
+        check = None if options.lenient else _validator(json.loads(text))
+
+        def finished(output: bytes) -> None:
+            if check is None:
+                return
+            try:
+                instance = json.loads(output)
+            except ValueError as exc:
+                raise FindingError(f"finished output {output!r} is not JSON: {exc}") from None
+            if not check(instance):
+                raise FindingError(f"finished output {output!r} does not validate")
+
+        walk(Matcher(compiled), BYTES, choices, choices.randint(4, 60), finished=finished)
+        return True
+
+    return Target("jsonschema", [json.dumps(s) for s in schemas], run, schema_mutator(schemas))
+
+
+def _matcher_grammars(vocab: Vocabulary) -> list[tuple[CompiledGrammar, Any, Any]]:
+    """Compiled regexes, recursive grammars and schemas on `vocab`, each with its IR's
+    reference recognizer (None for schemas) and its schema (None for grammars)."""
+    out: list[tuple[CompiledGrammar, Any, Any]] = []
+    for pattern in PATTERNS[:8]:
+        ir = parse_regex(pattern, limits=LIMITS)
+        out.append((_compile(ir, vocab), reference_for(ir), None))
+    for name in ("json", "arithmetic", "list"):
+        grammar = parse_gbnf((DATA / "gbnf" / f"{name}.gbnf").read_text(encoding="utf-8"),
+                             limits=LIMITS)
+        out.append((_compile(grammar, vocab), reference_for(grammar), None))
+    lark_json = (DATA / "lark" / "examples" / "composition" / "json.lark")
+    if lark_json.exists():
+        grammar, _ = parse_lark(lark_json.read_text(encoding="utf-8"), start="value",
+                                limits=LIMITS)
+        out.append((_compile(grammar, vocab), reference_for(grammar), None))
+    for line in (DATA / "json_schema_sample.jsonl").read_text(encoding="utf-8").split("\n")[:6]:
+        schema = json.loads(line)["schema"]
+        try:
+            grammar, _ = schema_to_grammar(schema, limits=LIMITS)
+            out.append((compile_grammar(grammar, vocab, limits=LIMITS), None, schema))
+        except GrammarError:
+            continue
+    return out
+
+
+def matcher_target(vocab: Vocabulary) -> Target:
+    """A target whose input is a seed for one random session on a compiled grammar: accept,
+    rollback, copy, reset and fill interleaved on the default vocabulary, every mask checked
+    against accepting and the reference recognizer, finished schema outputs by jsonschema."""
+    grammars = _matcher_grammars(vocab)
+
+    def run(text: str) -> bool:
+        rng = input_rng(text)
+        compiled, ref, schema = rng.choice(grammars)
+        check = _validator(schema) if schema is not None else None
+
+        def finished(output: bytes) -> None:
+            if check is not None and not check(json.loads(output)):
+                raise FindingError(f"finished output {output!r} does not validate")
+
+        walk(Matcher(compiled), vocab, rng, rng.randint(1, 30), ref, finished)
+        return True
+
+    def mutate(_text: str, rng: random.Random) -> str:
+        return str(rng.getrandbits(48))
+
+    return Target("matcher", ["0", "1", "2"], run, mutate)
+
+
+def frontend_targets() -> dict[str, Callable[[], Target]]:
+    """The frontend targets by name, each built on demand."""
+    return {
+        "regex": lambda: frontend("regex", lambda t: parse_regex(t, limits=LIMITS), PATTERNS),
+        "gbnf": lambda: frontend("gbnf", lambda t: parse_gbnf(t, limits=LIMITS),
+                                 grammar_seeds("gbnf")),
+        "lark": lambda: frontend("lark", lambda t: parse_lark(t, limits=LIMITS)[0],
+                                 grammar_seeds("lark")),
+    }
