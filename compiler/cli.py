@@ -49,6 +49,7 @@ from .lint import (
     language_for,
     lint_file,
     parse_source,
+    read_source,
 )
 from .pipeline import compile_grammar, compile_regex, ir_to_dfa
 from .regex import parse_regex
@@ -91,6 +92,19 @@ def _read_text(path: str) -> str:
         raise InputError(f"{path}: not valid UTF-8 (byte {exc.start}: {exc.reason})") from None
 
 
+def _read_grammar(path: str) -> str:
+    """The text of a grammar or schema file, read as `grammask lint` reads it (UTF-8, no NUL
+    byte, no BOM); a located error otherwise."""
+    report = read_source(path)
+    if report.rejected:
+        d = report.diagnostics[0]
+        if d.span is None:
+            raise InputError(f"{report.path}: {d.message}")
+        raise SourceError(report.path, report.text, GrammarError(
+            d.message, line=d.span.line, column=d.span.column, code=d.code))
+    return report.text
+
+
 def _pattern_source(regex: str | None, path: str | None) -> Source:
     if regex is not None and path is not None:
         raise InputError(f"give either --regex PATTERN or a pattern file, not both ({path})")
@@ -98,7 +112,7 @@ def _pattern_source(regex: str | None, path: str | None) -> Source:
         return Source("<regex>", regex)
     if path is None:
         raise InputError("no pattern: give --regex PATTERN or a FILE.regex")
-    text = _read_text(path).removeprefix("\ufeff")
+    text = _read_grammar(path)
     text = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
     return Source(path, text)
 
@@ -128,17 +142,19 @@ def _build(source: Source, build: Callable[[str], T], relocate: bool = True) -> 
 def parse_limits(pairs: Sequence[str]) -> Limits:
     """`Limits` from `NAME=VALUE` strings; `InputError` for a malformed pair or unknown name."""
     known = [f.name for f in fields(Limits)]
-    values: dict[str, int] = {}
+    values: dict[str, int | float] = {}
     for pair in pairs:
         name, sep, value = (part.strip() for part in pair.partition("="))
         if not sep or not name:
             raise InputError(f"--limit {pair!r}: expected NAME=VALUE, e.g. max_dfa_states=50000")
         if name not in known:
             raise InputError(f"--limit {name}: unknown limit; the limits are {', '.join(known)}")
+        kind = float if name == "max_compile_seconds" else int
         try:
-            values[name] = int(value)
+            values[name] = kind(value)
         except ValueError:
-            raise InputError(f"--limit {name}={value}: the value must be an integer") from None
+            raise InputError(f"--limit {name}={value}: the value must be "
+                             f"{'a number' if kind is float else 'an integer'}") from None
     try:
         return Limits(**values)
     except ValueError as exc:
@@ -176,7 +192,7 @@ def _source(args: argparse.Namespace, path: str | None) -> tuple[Source, str]:
     if language in (None, "regex"):
         return _pattern_source(args.regex, path), "regex"
     assert path is not None
-    return Source(path, _read_text(path).removeprefix("\ufeff")), language
+    return Source(path, _read_grammar(path)), language
 
 
 def _compile_file(source: Source, language: str, start: str | None, limits: Limits,
@@ -244,7 +260,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         assert compiled.pushdown is not None
         print(f"  automata      {automata_sizes(compiled)}, {compiled.pushdown.nbytes():,} bytes")
     if args.precompute:
-        seconds = precompute_token_sets(compiled)
+        seconds = _build(source, lambda _: precompute_token_sets(compiled, limits))
         print(f"  token sets    {token_sets_line(compiled.token_sets, seconds)}")
     else:
         print("  token sets    computed on first use (--precompute builds them now)")
@@ -285,7 +301,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         assert automaton is not None, "a compiled grammar holds a DFA or rule automata"
     matched = 0
     for label, text in texts:
-        problem = check_text(automaton, text)
+        problem = check_text(automaton, text, limits.runtime())
         if problem is None:
             matched += 1
             print(f"{label}: match")

@@ -10,20 +10,22 @@ import time
 from ..runtime.compiled import CompiledGrammar
 from ..runtime.pushdown_token_sets import PushdownTokenSets
 from ..runtime.token_sets import DFATokenSets
+from .limits import Limits
+from .pipeline import precompute_token_sets as precompute
 
 __all__ = ["precompute_token_sets", "token_sets_line"]
 
 _BAR = 30
 
 
-def precompute_token_sets(compiled: CompiledGrammar) -> float:
-    """Compute every token set now; the seconds it took. For a pushdown grammar (slower: a
-    trie walk per state) with a progress bar on stderr when it is a terminal, and a one-line
-    summary there either way."""
+def precompute_token_sets(compiled: CompiledGrammar, limits: Limits) -> float:
+    """Compute every token set now, within `limits`; the seconds it took. For a pushdown
+    grammar (slower: a trie walk per state) with a progress bar on stderr when it is a
+    terminal, and a one-line summary there either way."""
     sets = compiled.token_sets
     t0 = time.perf_counter()
     if isinstance(sets, DFATokenSets):
-        sets.precompute()
+        precompute(compiled, limits)
         return time.perf_counter() - t0
     sys.stdout.flush()
     tty = sys.stderr.isatty()
@@ -39,7 +41,7 @@ def precompute_token_sets(compiled: CompiledGrammar) -> float:
         print("\r" + line, end="", file=sys.stderr, flush=True)
         drawn_at, width = now, len(line)
 
-    sets.precompute(progress if tty else None)
+    precompute(compiled, limits, progress if tty else None)
     seconds = time.perf_counter() - t0
     summary = f"token sets: {sets.n_computed:,} states computed in {seconds:.2f} s"
     print(("\r" + summary.ljust(width)) if tty else summary, file=sys.stderr, flush=True)

@@ -53,11 +53,6 @@ def compile_deadline(limits: Limits) -> Iterator[Deadline]:
         _local.deadline = None
 
 
-def current() -> Deadline | None:
-    """The deadline of the compile running in this thread, if any."""
-    return getattr(_local, "deadline", None)
-
-
 def expired() -> bool:
     """Whether the compile running in this thread is out of time (a budget error caught to
     try another way must then be raised instead)."""

@@ -11,6 +11,7 @@ terminals may appear between any two tokens. The language and every rewrite are 
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,6 +49,9 @@ __all__ = ["IGNORE_RULE", "MAX_TEMPLATE_INSTANCES", "Note", "parse_lark"]
 Note = Diagnostic
 IGNORE_RULE = "__ignore"
 MAX_TEMPLATE_INSTANCES = 2_000
+_UNREADABLE = re.compile("[\0\ud800-\udfff]")
+_DEFINITION = re.compile(r"^[ \t]*[?!]?[_a-z][_a-z0-9]*(?:\{[^}\n]*\})?(?:\.-?[0-9]+)?[ \t]*:",
+                         re.MULTILINE)
 
 
 def _instantiate(lark_grammar: Any, terminals: list[TerminalDef], index: SpanIndex) -> list[tuple[str, Any, Any]]:
@@ -270,7 +274,18 @@ def parse_lark(
         raise TypeError("parse_lark() needs start to be a str and import_paths a sequence of paths")
     if len(text) > limits.max_pattern_length:
         raise limits.exceeded("max_pattern_length", len(text), "grammar length")
+    # Counted before Lark's loader, which takes seconds for 10,000 rules.
+    defined = len(_DEFINITION.findall(text))
+    if defined > limits.max_rules:
+        raise limits.exceeded("max_rules", defined, "rule definitions")
     index = SpanIndex(text, source)
+    bad = _UNREADABLE.search(text)
+    if bad is not None:
+        char = bad.group()
+        what = ("a NUL character: Lark cannot read it; write \\x00 in a string or regex"
+                if char == "\0" else f"a lone surrogate U+{ord(char):04X} (invalid UTF-8 in the "
+                "file): only Unicode scalar values can be matched")
+        raise index.error(f"the grammar holds {what}", "lark-grammar", index.span(bad.start(), 1))
     try:
         return _parse(text, start, source, import_paths, limits, index)
     except RecursionError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
+from ..runtime.run_limits import RuntimeLimits
 from .errors import BudgetExceeded
 
 
@@ -17,6 +18,8 @@ class Limits:
     one rule's automaton, one product); `max_pushdown_states` all the rule automata of a
     recursive grammar together; `max_compile_seconds` (a float) the wall time of one compile;
     `max_table_bytes` the memory of the compiled tables (automata and precomputed token sets).
+    `max_step_work` and `max_earley_items` bound the matchers of the compiled grammar (see
+    `RuntimeLimits`): the Earley work of one step and the items a recognizer holds.
     """
 
     max_pattern_length: int = 1_000_000
@@ -29,6 +32,8 @@ class Limits:
     max_rules: int = 100_000
     max_compile_seconds: float = 60.0
     max_table_bytes: int = 2**30
+    max_step_work: int = RuntimeLimits.max_step_work
+    max_earley_items: int = RuntimeLimits.max_earley_items
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -40,6 +45,10 @@ class Limits:
                                      f"got {value!r}")
             elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"Limits.{f.name} must be a positive int, got {value!r}")
+
+    def runtime(self) -> RuntimeLimits:
+        """The bounds a compiled grammar gives its matchers."""
+        return RuntimeLimits(self.max_step_work, self.max_earley_items)
 
     def exceeded(self, name: str, measured: int | float | str, what: str) -> BudgetExceeded:
         """The error for `what` exceeding the bound `name` (a field of Limits)."""

@@ -44,6 +44,8 @@ def first_references(node: Node) -> list[RuleRef]:
         if id(n) in seen:
             continue
         seen.add(id(n))
+        if not len(seen) & 4095:
+            deadline.check()
         if type(n) is RuleRef:
             if n.name not in names:
                 names.add(n.name)
@@ -207,6 +209,8 @@ def substitute(node: Node, resolved: dict[str, Node]) -> Node:
         if not kids:
             memo[id(n)] = n
             continue
+        if not len(memo) & 4095:
+            deadline.check()
         if not ready:
             stack.append((n, True))
             stack.extend((k, False) for k in kids)

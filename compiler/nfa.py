@@ -256,6 +256,8 @@ def _shared(root: Node) -> set[int]:
             shared.add(id(n))
             continue
         seen.add(id(n))
+        if not len(seen) & 4095:
+            deadline.check()
         if kind is Seq:
             stack.extend(n.items)  # type: ignore[union-attr]
         elif kind is Choice:

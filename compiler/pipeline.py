@@ -85,7 +85,8 @@ def compile_ir(
                 "the language is empty: no string matches, so no token could ever be allowed",
                 code="empty-language",
             )
-        compiled = CompiledGrammar(vocab=vocab, dfa=dfa, source=source, notes=notes)
+        compiled = CompiledGrammar(vocab=vocab, dfa=dfa, source=source, notes=notes,
+                                   runtime_limits=limits.runtime())
         if precompute:
             precompute_token_sets(compiled, limits)
         return compiled
@@ -161,7 +162,8 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
         table = build_pushdown(grammar, limits, keep_all=True)
         why += f"; every rule kept as a rule, since inlining went over budget ({exc.message})"
     check_table_bytes(table.nbytes(), limits, "rule automata tables")
-    compiled = CompiledGrammar(vocab=vocab, pushdown=table, source=source, notes=(why,))
+    compiled = CompiledGrammar(vocab=vocab, pushdown=table, source=source, notes=(why,),
+                               runtime_limits=limits.runtime())
     if precompute:
         precompute_token_sets(compiled, limits)
     return compiled

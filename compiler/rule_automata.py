@@ -18,6 +18,7 @@ checked after each rule automaton, so an oversized grammar fails before the rest
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import operator
 from collections.abc import Iterable
@@ -29,7 +30,7 @@ from ..runtime.pushdown_table import PushdownTable
 from . import deadline
 from .analyses.common import fold
 from .dfa import byte_classes, merge_columns, subset_table
-from .errors import GrammarError
+from .errors import BudgetExceeded, GrammarError
 from .ir import (
     Automaton,
     CharClass,
@@ -58,10 +59,19 @@ from .utf8 import utf8_sequences
 NOTHING = CharClass(())
 
 
-def _acyclic(nodes: set[str], graph: dict[str, list[str]]) -> bool:
-    """Whether the references among `nodes` form no cycle."""
-    return not cyclic_components({n: [m for m in graph[n] if m in nodes] for n in nodes},
-                                 sorted(nodes))
+def _closes_cycle(name: str, nodes: set[str], graph: dict[str, list[str]]) -> bool:
+    """Whether adding `name` to `nodes` (whose references form no cycle) makes a cycle, that
+    is, whether `name` reaches itself through `nodes`."""
+    seen: set[str] = set()
+    stack = [m for m in graph[name] if m in nodes or m == name]
+    while stack:
+        m = stack.pop()
+        if m == name:
+            return True
+        if m not in seen:
+            seen.add(m)
+            stack.extend(x for x in graph[m] if x in nodes or x == name)
+    return False
 
 
 def choose_kept(grammar: Grammar, order: list[str], cost: dict[str, float]) -> list[str]:
@@ -74,14 +84,16 @@ def choose_kept(grammar: Grammar, order: list[str], cost: dict[str, float]) -> l
     uses = rule_uses(grammar)
     listed = set(order)
     graph = {name: [r.name for r in uses[name] if r.name in listed] for name in order}
+    position = {name: i for i, name in enumerate(order)}
     keep = [grammar.start]
     for comp in cyclic_components(graph, order):
         inlined: set[str] = set()
-        for name in sorted(comp, key=lambda n: (-cost.get(n, 0.0), order.index(n))):
-            if name != grammar.start and _acyclic(inlined | {name}, graph):
+        for name in sorted(comp, key=lambda n: (-cost.get(n, 0.0), position[n])):
+            deadline.check()
+            if name != grammar.start and not _closes_cycle(name, inlined, graph):
                 inlined.add(name)
         keep += [name for name in comp if name not in inlined and name != grammar.start]
-    return sorted(set(keep), key=order.index)
+    return sorted(set(keep), key=position.__getitem__)
 
 
 def rule_bodies(grammar: Grammar, keep: list[str], order: list[str]) -> dict[str, Node]:
@@ -92,17 +104,27 @@ def rule_bodies(grammar: Grammar, keep: list[str], order: list[str]) -> dict[str
     resolved: dict[str, Node] = {name: NOTHING for name in rules if name not in productive}
     pending = [name for name in order if name not in kept]
     uses = rule_uses(grammar)
-    graph = {name: {r.name for r in uses[name]} & set(pending) for name in pending}
+    waiting_on = set(pending)
+    graph = {name: {r.name for r in uses[name]} & waiting_on for name in pending}
 
     def inlined(name: str) -> Node:
         body = rules[name].body
         return substitute(body, resolved) if any(r.name in resolved for r in uses[name]) else body
 
-    while pending:
-        ready = [name for name in pending if not graph[name] - resolved.keys()]
-        for name in ready:
-            resolved[name] = inlined(name)
-        pending = [name for name in pending if name not in resolved]
+    waiting = {name: len(graph[name]) for name in pending}
+    users: dict[str, list[str]] = {name: [] for name in pending}
+    for name in pending:
+        for used in graph[name]:
+            users[used].append(name)
+    ready = [name for name in pending if not waiting[name]]
+    while ready:
+        deadline.check()
+        name = ready.pop()
+        resolved[name] = inlined(name)
+        for user in users[name]:
+            waiting[user] -= 1
+            if not waiting[user]:
+                ready.append(user)
     return {name: inlined(name) for name in keep}
 
 
@@ -282,8 +304,18 @@ def _only_finishes(nfa: NFA, state: int) -> bool:
     return nfa.accept in tail and not any(nfa.edge_off[q + 1] > nfa.edge_off[q] for q in tail)
 
 
-def _rule_dfa(nfa: NFA, classes: np.ndarray, n_calls: int, limits: Limits) -> DFATable:
-    return minimize_table(classes, *subset_table(nfa, classes, n_calls, limits), 0, compact=False)
+def _rule_dfa(nfa: NFA, classes: np.ndarray, limits: Limits) -> tuple[DFATable, np.ndarray]:
+    """The minimal DFA of one rule's NFA, with a call column only for each rule it calls (a
+    grammar of many rules would otherwise give every state a column per rule), and the rules
+    of those columns in order."""
+    calls = nfa.edge_lo >= CALL
+    called, local = np.unique(nfa.edge_lo[calls] - CALL, return_inverse=True)
+    lo, hi = nfa.edge_lo.copy(), nfa.edge_hi.copy()
+    lo[calls] = hi[calls] = CALL + local
+    nfa = dataclasses.replace(nfa, edge_lo=lo, edge_hi=hi)
+    dfa = minimize_table(classes, *subset_table(nfa, classes, len(called), limits), 0,
+                         compact=False)
+    return dfa, called
 
 
 def build_pushdown(
@@ -312,27 +344,32 @@ def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits) 
             for i, name in enumerate(keep)]
     classes = byte_classes(nfas)
     n_bytes = int(classes.max()) + 1
-    dfas: list[DFATable] = []
+    dfas: list[tuple[DFATable, np.ndarray]] = []
     total = 0
-    for nfa in nfas:
+    for name, nfa in zip(keep, nfas):
         deadline.check()
-        dfas.append(_rule_dfa(nfa, classes, len(keep), limits))
-        total += dfas[-1].n_states
-        if total > limits.max_dfa_states:
-            raise limits.exceeded("max_dfa_states", f"more than {limits.max_dfa_states}",
-                                  "rule automaton states")
+        try:
+            dfas.append(_rule_dfa(nfa, classes, limits))
+        except BudgetExceeded as exc:
+            raise BudgetExceeded(f"rule '{name}': {exc.message}", line=exc.line,
+                                 column=exc.column, pointer=exc.pointer, source=exc.source,
+                                 code=exc.code) from None
+        total += dfas[-1][0].n_states
+        if total > limits.max_pushdown_states:
+            raise limits.exceeded("max_pushdown_states", f"more than {total}",
+                                  "states of all rule automata")
     return _assemble(grammar, keep, dfas, classes, n_bytes)
 
 
-def _assemble(grammar: Grammar, keep: list[str], dfas: list[DFATable], classes: np.ndarray,
-              n_bytes: int) -> PushdownTable:
-    offsets = np.cumsum([0] + [d.n_states for d in dfas])
+def _assemble(grammar: Grammar, keep: list[str], dfas: list[tuple[DFATable, np.ndarray]],
+              classes: np.ndarray, n_bytes: int) -> PushdownTable:
+    offsets = np.cumsum([0] + [d.n_states for d, _ in dfas])
     n = int(offsets[-1])
     transitions = np.full((n, n_bytes), -1, dtype=np.int32)
     accepting = np.zeros(n, dtype=bool)
     state_rule = np.zeros(n, dtype=np.int32)
     sources, callees, targets = [], [], []
-    for r, d in enumerate(dfas):
+    for r, (d, called) in enumerate(dfas):
         base = int(offsets[r])
         rows = slice(base, base + d.n_states)
         byte_part = d.transitions[:, :n_bytes]
@@ -342,7 +379,7 @@ def _assemble(grammar: Grammar, keep: list[str], dfas: list[DFATable], classes: 
         call_part = d.transitions[:, n_bytes:]
         s, callee = np.nonzero(call_part >= 0)
         sources.append(s + base)
-        callees.append(callee)
+        callees.append(called[callee])
         targets.append(call_part[s, callee] + base)
     source = np.concatenate(sources)
     call_offsets = np.zeros(n + 1, dtype=np.int32)
@@ -356,7 +393,7 @@ def _assemble(grammar: Grammar, keep: list[str], dfas: list[DFATable], classes: 
         call_rule=np.concatenate(callees).astype(np.int32),
         call_next=np.concatenate(targets).astype(np.int32),
         state_rule=state_rule,
-        rule_start=offsets[:-1].astype(np.int32) + np.array([d.start for d in dfas], dtype=np.int32),
+        rule_start=offsets[:-1].astype(np.int32) + np.array([d.start for d, _ in dfas], dtype=np.int32),
         start_rule=keep.index(grammar.start),
         rule_names=tuple(keep),
     )

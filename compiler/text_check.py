@@ -23,7 +23,9 @@ from ..runtime.earley import (
     next_bytes,
     push_bytes,
 )
+from ..runtime.errors import MatcherBudgetExceeded
 from ..runtime.pushdown_table import PushdownTable
+from ..runtime.run_limits import DEFAULT_RUNTIME_LIMITS, RuntimeLimits
 from .errors import GrammarError
 
 __all__ = ["Automaton", "Walk", "check_text", "expected_bytes", "walk"]
@@ -66,27 +68,29 @@ def _dfa_walk(dfa: DFATable, data: bytes) -> Walk:
 
 
 def _earley_push(g: tuple[np.ndarray, ...], e: EarleyArrays, arr: np.ndarray, begin: int,
-                 end: int) -> bool:
-    """Push arr[begin:end] all or nothing, growing the arrays as needed; whether it survived."""
+                 end: int, limits: RuntimeLimits) -> bool:
+    """Push arr[begin:end] all or nothing within `limits`; whether it survived."""
     while (r := push_bytes(g, e.kernel_args(), arr, begin, end)) == OVERFLOW:
-        e.grow()
+        e.overflowed(limits, f"checking byte {begin}")
     return bool(r == 1)
 
 
-def _pushdown_walk(t: PushdownTable, data: bytes) -> Walk:
+def _pushdown_walk(t: PushdownTable, data: bytes, limits: RuntimeLimits) -> Walk:
     g = (t.transitions, t.byte_class, t.accepting, t.call_offsets, t.call_rule, t.call_next,
          t.state_rule, t.rule_start, t.nullable)
     e = EarleyArrays.empty(t.n_states)
+    e.limit(limits)
     start = np.int32(t.rule_start[t.start_rule])
     while earley_start(g, e.kernel_args(), start) == OVERFLOW:
-        e.grow()
+        e.overflowed(limits, "the start")
     arr = np.frombuffer(data, dtype=np.uint8)
     read, died = len(data), False
     for begin in range(0, len(arr), _CHUNK):
         end = min(begin + _CHUNK, len(arr))
-        if _earley_push(g, e, arr, begin, end):
+        if _earley_push(g, e, arr, begin, end, limits):
             continue
-        read = next(p for p in range(begin, end) if not _earley_push(g, e, arr, p, p + 1))
+        read = next(p for p in range(begin, end)
+                    if not _earley_push(g, e, arr, p, p + 1, limits))
         died = True
         break
     expected = np.zeros(256, dtype=np.bool_)
@@ -94,12 +98,14 @@ def _pushdown_walk(t: PushdownTable, data: bytes) -> Walk:
     return Walk(read, died, expected, bool(e.sets[e.n_sets - 1, 1] == 1))
 
 
-def walk(automaton: Automaton, data: bytes) -> Walk:
+def walk(automaton: Automaton, data: bytes,
+         limits: RuntimeLimits = DEFAULT_RUNTIME_LIMITS) -> Walk:
     """Walk `data` from the start of `automaton` (a DFA with a non-empty language, or rule
-    automata) until a byte cannot continue any match or the data ends."""
+    automata) until a byte cannot continue any match or the data ends; rule automata are run
+    within `limits` (`MatcherBudgetExceeded` past them)."""
     if isinstance(automaton, DFATable):
         return _dfa_walk(automaton, data)
-    return _pushdown_walk(automaton, data)
+    return _pushdown_walk(automaton, data, limits)
 
 
 def _position(data: bytes, offset: int) -> tuple[int, int, str]:
@@ -139,18 +145,22 @@ def expected_bytes(allowed: np.ndarray, can_end: bool, limit: int = 8) -> str:
     return parts[0] if len(parts) == 1 else "one of " + ", ".join(parts)
 
 
-def check_text(automaton: Automaton, text: str) -> GrammarError | None:
+def check_text(automaton: Automaton, text: str,
+               limits: RuntimeLimits = DEFAULT_RUNTIME_LIMITS) -> GrammarError | None:
     """None if `text` (as UTF-8; undecodable argv bytes kept as they were) fully matches;
     otherwise why not, located at the first byte that cannot continue a match (code
     "no-match") or at the end of a viable but incomplete prefix (code "incomplete"), with the
-    bytes that were expected there."""
+    bytes that were expected there, or the runtime bound the walk went past (code "budget")."""
     try:
         data = text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
         data = text.encode("utf-8", "surrogatepass")
     if isinstance(automaton, DFATable) and automaton.is_empty_language:
         return GrammarError("no match: the pattern matches no text at all", code="empty-language")
-    w = walk(automaton, data)
+    try:
+        w = walk(automaton, data, limits)
+    except MatcherBudgetExceeded as exc:
+        return GrammarError(str(exc), code="budget")
     line, column, char = _position(data, w.read)
     expected = expected_bytes(w.expected, w.can_end)
     if w.died:

@@ -2,14 +2,17 @@
 from .bitmask import allocate_token_bitmask, apply_token_bitmask_inplace, unpack_bitmask
 from .compiled import CompiledGrammar
 from .dfa_table import DFATable
-from .matcher import Matcher, MatcherError
+from .matcher import Matcher, MatcherBudgetExceeded, MatcherError
+from .run_limits import RuntimeLimits
 from .vocabulary import Vocabulary
 
 __all__ = [
     "CompiledGrammar",
     "DFATable",
     "Matcher",
+    "MatcherBudgetExceeded",
     "MatcherError",
+    "RuntimeLimits",
     "Vocabulary",
     "allocate_token_bitmask",
     "apply_token_bitmask_inplace",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from .dfa_table import DFATable
 from .pushdown_table import PushdownTable
 from .pushdown_token_sets import PushdownTokenSets
+from .run_limits import DEFAULT_RUNTIME_LIMITS, RuntimeLimits
 from .token_sets import DFATokenSets
 from .vocabulary import Vocabulary
 
@@ -22,6 +23,7 @@ class CompiledGrammar:
     Exactly one of `dfa` and `pushdown` is given. `source` describes where it came from (the
     pattern, or the grammar's name); token sets are filled in lazily on first use unless the
     compiler was asked to precompute them. `notes` says why the compiler chose this kind.
+    `runtime_limits` are the default bounds of the matchers that walk it.
     Every table is validated when built (see the invariants of `DFATable`, `PushdownTable`,
     `TokenTrie` and `Vocabulary`) and its arrays are immutable; the lazily filled token sets
     are written under a lock and only ever completed, never changed. A pickled grammar is
@@ -34,6 +36,7 @@ class CompiledGrammar:
     source: str = ""
     pushdown: PushdownTable | None = None
     notes: tuple[str, ...] = ()
+    runtime_limits: RuntimeLimits = DEFAULT_RUNTIME_LIMITS
     token_sets: DFATokenSets | PushdownTokenSets = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -49,12 +52,16 @@ class CompiledGrammar:
             raise TypeError(f"source must be a str, got {type(self.source).__name__}")
         if not isinstance(self.notes, tuple) or not all(isinstance(n, str) for n in self.notes):
             raise TypeError("notes must be a tuple of str")
+        if not isinstance(self.runtime_limits, RuntimeLimits):
+            raise TypeError(f"runtime_limits must be a RuntimeLimits, got "
+                            f"{type(self.runtime_limits).__name__}")
         sets = (DFATokenSets(self.dfa, self.vocab) if self.dfa is not None
                 else PushdownTokenSets(self.pushdown, self.vocab))  # type: ignore[arg-type]
         object.__setattr__(self, "token_sets", sets)
 
     def __reduce__(self) -> tuple:
-        return (CompiledGrammar, (self.vocab, self.dfa, self.source, self.pushdown, self.notes))
+        return (CompiledGrammar, (self.vocab, self.dfa, self.source, self.pushdown, self.notes,
+                                  self.runtime_limits))
 
     @property
     def kind(self) -> str:

@@ -10,7 +10,9 @@ the text may end here; for a token-set walk from one state, the walk left that s
 State lives in `EarleyArrays` and is only ever appended to or truncated: pushing a byte builds
 one more set after the last, popping drops sets, so rollback and the depth-first token-trie
 walks cost nothing beyond the sets they build. A push that would overflow the arrays changes
-nothing and reports OVERFLOW; the caller grows the arrays and pushes again.
+nothing and reports OVERFLOW; the caller grows the arrays and pushes again. The same OVERFLOW
+stops a step whose Earley operations (items added or found, callers looked at while
+completing) pass the bound in the counters; the caller tells the two apart by the counts.
 
 Kernel argument groups (tuples, unpacked inside): `g` = (transitions, byte_class, accepting,
 call_offsets, call_rule, call_next, state_rule, rule_start, nullable) of a validated
@@ -26,11 +28,15 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .run_limits import RuntimeLimits
+
 OVERFLOW = -1
 
 # counters: number of sets, generation of the set being built (dedup stamps), items in use
-# while building, generation for marking kernel states in fills.
-N_SETS, GEN, N_ITEMS, MARK = 0, 1, 2, 3
+# while building, generation for marking kernel states in fills, the Earley operations of the
+# current step and their bound (past it a kernel stops with OVERFLOW, changing nothing).
+N_SETS, GEN, N_ITEMS, MARK, WORK, WORK_LIMIT = range(6)
+UNBOUNDED = 1 << 62
 
 
 @dataclass
@@ -49,16 +55,38 @@ class EarleyArrays:
         per_state = np.zeros((n_states, 3), dtype=np.int64)
         per_state[:, 0] = -1
         per_state[:, 2] = -1
+        counters = np.zeros(6, dtype=np.int64)
+        counters[WORK_LIMIT] = UNBOUNDED
         return cls(np.zeros((capacity, 3), dtype=np.int32), np.zeros((set_capacity, 2), dtype=np.int32),
-                   per_state, np.zeros(4, dtype=np.int64))
+                   per_state, counters)
 
     def kernel_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return self.items, self.sets, self.per_state, self.counters
+
+    @property
+    def capacity(self) -> int:
+        """Items the arrays can hold now."""
+        return int(self.items.shape[0])
 
     def grow(self) -> None:
         """Double the item and set capacity, keeping the contents."""
         self.items = np.concatenate([self.items, np.zeros_like(self.items)])
         self.sets = np.concatenate([self.sets, np.zeros_like(self.sets)])
+
+    def limit(self, limits: RuntimeLimits) -> None:
+        """Bound the Earley work of every later step by `limits.max_step_work`."""
+        self.counters[WORK_LIMIT] = limits.max_step_work
+
+    def overflowed(self, limits: RuntimeLimits, what: str) -> None:
+        """After a step's OVERFLOW (which left the sets as they were): grow the arrays so
+        that the step can be run again, or raise `MatcherBudgetExceeded` for `what` when its
+        work passed `max_step_work` or the arrays may not grow within `max_earley_items`."""
+        if self.counters[WORK] > self.counters[WORK_LIMIT]:
+            raise limits.exceeded("max_step_work", f"{what}: the Earley work of one step")
+        if 2 * self.capacity > limits.max_earley_items:
+            raise limits.exceeded("max_earley_items",
+                                  f"{what}: more than {self.capacity:,} Earley items")
+        self.grow()
 
     def copy(self) -> "EarleyArrays":
         """An independent copy holding the same sets (capacity trimmed to what is used)."""
@@ -93,6 +121,9 @@ STEP = dict(KERNEL, inline="always")
 @njit(**STEP)
 def _add(items, per_state, counters, s, origin):  # type: ignore[no-untyped-def]
     """Add item (s, origin) to the set being built: 1 added, 0 already there, OVERFLOW."""
+    counters[WORK] += 1
+    if counters[WORK] > counters[WORK_LIMIT]:
+        return OVERFLOW
     gen = counters[GEN]
     if per_state[s, 0] == gen:
         j = per_state[s, 1]
@@ -134,6 +165,9 @@ def _close(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_st
                 popped = 1
             elif origin < k:
                 q = srule[s]
+                counters[WORK] += sets[origin + 1, 0] - sets[origin, 0]
+                if counters[WORK] > counters[WORK_LIMIT]:
+                    return OVERFLOW
                 for i in range(sets[origin, 0], sets[origin + 1, 0]):
                     s2 = items[i, 0]
                     for c in range(coff[s2], coff[s2 + 1]):
@@ -209,6 +243,7 @@ def earley_start(g, e, state):  # type: ignore[no-untyped-def]
     """Reset to set 0 = the closure of the root item (state, -1); 1 or OVERFLOW."""
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
     items, sets, per_state, counters = e
+    counters[WORK] = 0
     return _start(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
                   counters, state)
 
@@ -219,6 +254,7 @@ def push_byte(g, e, b):  # type: ignore[no-untyped-def]
     changes), OVERFLOW (nothing changes)."""
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
     items, sets, per_state, counters = e
+    counters[WORK] = 0
     return _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
                  per_state, counters, b)
 
@@ -229,6 +265,7 @@ def push_bytes(g, e, data, begin, end):  # type: ignore[no-untyped-def]
     OVERFLOW the sets are as before."""
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
     items, sets, per_state, counters = e
+    counters[WORK] = 0
     n0 = counters[N_SETS]
     for p in range(begin, end):
         r = _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,

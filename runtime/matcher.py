@@ -8,7 +8,7 @@ token always continues an incomplete one (for vocabularies that hold every singl
 `Matcher` holds what every grammar kind shares (argument checks, EOS and termination, history
 for rollback, bitmask rows) and walks DFA grammars; `Matcher(compiled)` of a pushdown grammar
 gives a `PushdownMatcher`, which overrides the backend hooks (`_fill`, `_advance_token`,
-`_advance_bytes`, `_complete`, `_snapshot`, `_restore`, `_copy_backend`,
+`_advance_bytes`, `_complete`, `_snapshot`, `_restore`, `_copy_backend`, `_limits_changed`,
 `find_jump_forward_bytes`). A history entry is whatever `_snapshot` returns before a step.
 """
 from __future__ import annotations
@@ -21,11 +21,11 @@ import numpy as np
 from .bitmask import as_bitmask_array
 from .compiled import CompiledGrammar
 from .dfa_kernels import walk_bytes
+from .errors import MatcherBudgetExceeded, MatcherError
+from .run_limits import RuntimeLimits
 from .token_sets import bitmask_words, ids_to_row
 
-
-class MatcherError(RuntimeError):
-    """A call the matcher's current state does not allow (e.g. a token after termination)."""
+__all__ = ["Matcher", "MatcherBudgetExceeded", "MatcherError"]
 
 
 def _check_token_id(token_id: Any, size: int) -> int:
@@ -56,7 +56,10 @@ def _string_bytes(text: str | bytes) -> bytes:
 class Matcher:
     """Walks one sequence through a `CompiledGrammar` and fills its next-token bitmask.
 
-    `max_rollback_tokens` bounds the history kept for `rollback` (None: keep everything).
+    `max_rollback_tokens` bounds the history kept for `rollback` (None: keep everything);
+    `limits` bounds each step's work and the recognizer's memory (default: the compiled
+    grammar's, from the compile's `Limits`); going past them raises `MatcherBudgetExceeded`
+    and changes nothing (a fill then leaves its row's contents unspecified).
     A matcher belongs to one sequence and one thread at a time; the compiled grammar it walks
     may be shared by any number of matchers on any threads.
 
@@ -76,13 +79,15 @@ class Matcher:
             return super().__new__(PushdownMatcher)
         return super().__new__(cls)
 
-    def __init__(self, compiled: CompiledGrammar, *, max_rollback_tokens: int | None = None) -> None:
+    def __init__(self, compiled: CompiledGrammar, *, max_rollback_tokens: int | None = None,
+                 limits: RuntimeLimits | None = None) -> None:
         if not isinstance(compiled, CompiledGrammar):
             raise TypeError(f"Matcher needs a CompiledGrammar, got {type(compiled).__name__}")
         if max_rollback_tokens is not None:
             max_rollback_tokens = _check_count("max_rollback_tokens", max_rollback_tokens)
         self.compiled = compiled
         self.max_rollback_tokens = max_rollback_tokens
+        self.limits = compiled.runtime_limits if limits is None else limits
         vocab = compiled.vocab
         self._eos = frozenset(int(i) for i in vocab.eos_token_ids)
         self._size = vocab.size
@@ -92,6 +97,21 @@ class Matcher:
         self._history: deque[Any] = deque(maxlen=max_rollback_tokens)
         self._init_backend()
         self._initial = self._snapshot()
+
+    @property
+    def limits(self) -> RuntimeLimits:
+        """The bounds of each step's work and of the recognizer's memory (settable)."""
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: RuntimeLimits) -> None:
+        if not isinstance(limits, RuntimeLimits):
+            raise TypeError(f"limits must be a RuntimeLimits, got {type(limits).__name__}")
+        self._limits = limits
+        self._limits_changed()
+
+    def _limits_changed(self) -> None:
+        """Backend hook: `limits` was set (a DFA step is constant work: nothing to bound)."""
 
     # -- DFA backend ---------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .earley import KERNEL, MARK, N_ITEMS, N_SETS, OVERFLOW, STEP, _push, _start
+from .earley import KERNEL, MARK, N_ITEMS, N_SETS, OVERFLOW, STEP, WORK, _push, _start
 
 # Columns of the store's per-state metadata.
 STATUS, DEFAULT, SLOT, PATCH_BEGIN, PATCH_LEN, UNC_BEGIN, UNC_LEN = range(7)
@@ -171,6 +171,7 @@ def fill_mask(g, e, store, trie, eos_ids, row, scratch, cand, merged):  # type: 
     data, offsets, ids = trie
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
     items, sets, per_state, counters = e
+    counters[WORK] = 0
     k = counters[N_SETS] - 1
     counters[MARK] += 1
     mark = counters[MARK]

@@ -31,9 +31,14 @@ class PushdownMatcher(Matcher):
         self._cand = np.zeros(64, dtype=np.int32)
         self._merged = np.zeros(64, dtype=np.int32)
         self._earley = EarleyArrays.empty(table.n_states)
+        self._earley.limit(self.limits)
         state = np.int32(table.rule_start[table.start_rule])
         while earley_start(self._g, self._earley.kernel_args(), state) == OVERFLOW:
-            self._earley.grow()
+            self._earley.overflowed(self.limits, "the start")
+
+    def _limits_changed(self) -> None:
+        if hasattr(self, "_earley"):
+            self._earley.limit(self.limits)
 
     def _fill(self, row: np.ndarray) -> None:
         words = row.view(np.uint32)
@@ -47,20 +52,22 @@ class PushdownMatcher(Matcher):
                 self._cand = np.zeros(2 * r, dtype=np.int32)
                 self._merged = np.zeros(2 * r, dtype=np.int32)
             elif r == OVERFLOW:
-                self._earley.grow()
+                self._earley.overflowed(self.limits, "fill_next_token_bitmask")
             else:
                 sets.ensure(NEED - r)
 
+    def _push_all(self, data: np.ndarray, begin: int, end: int, what: str) -> bool:
+        """Push data[begin:end] all or nothing, within the limits."""
+        while (r := push_bytes(self._g, self._earley.kernel_args(), data, begin, end)) == OVERFLOW:
+            self._earley.overflowed(self.limits, what)
+        return r == 1
+
     def _push(self, data: np.ndarray, begin: int, end: int) -> bool:
         n_sets = self._earley.n_sets
-        while True:
-            r = push_bytes(self._g, self._earley.kernel_args(), data, begin, end)
-            if r != OVERFLOW:
-                break
-            self._earley.grow()
-        if r == 1:
-            self._history.append(n_sets)
-        return r == 1
+        if not self._push_all(data, begin, end, "accept"):
+            return False
+        self._history.append(n_sets)
+        return True
 
     def _advance_token(self, tid: int) -> bool:
         begin, end = int(self._token_offsets[tid]), int(self._token_offsets[tid + 1])
@@ -103,9 +110,7 @@ class PushdownMatcher(Matcher):
                 if next_bytes(self._g, e.kernel_args(), seen) != 1:
                     break
                 one[0] = int(np.flatnonzero(seen)[0])
-                while (r := push_bytes(self._g, e.kernel_args(), one, 0, 1)) == OVERFLOW:
-                    e.grow()
-                if r != 1:
+                if not self._push_all(one, 0, 1, "find_jump_forward_bytes"):
                     break
                 out.append(int(one[0]))
         finally:

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .arrays import checked_array, immutable
-from .dfa_kernels import reachable_and_live
 from .dfa_table import checked_state
+from .pushdown_derive import ends_fixpoint, propagate_or, reachable_and_live
 
 
 def _pack(rows: np.ndarray) -> np.ndarray:
@@ -143,21 +143,15 @@ class PushdownTable:
         return np.repeat(np.arange(self.n_states), np.diff(self.call_offsets))
 
     def _check_trimmed(self) -> None:
-        # One table of every move (bytes, then calls), plus a virtual state n whose moves lead
-        # to every rule's start, so one reachability pass serves all rules.
-        n, k, r = self.n_states, self.n_classes, self.n_rules
-        width = max(k + int(np.diff(self.call_offsets).max(initial=0)), r)
-        moves = np.full((n + 1, width), -1, dtype=np.int32)
-        moves[:n, :k] = self.transitions
-        src = self._call_sources()
-        slot = np.arange(len(src)) - self.call_offsets[src]
-        moves[src, k + slot] = self.call_next
-        moves[n, :r] = self.rule_start
-        reach, live = reachable_and_live(moves, np.append(self.accepting, False), n)
-        if not reach[:n].all():
-            raise ValueError(f"not trimmed: {int((~reach[:n]).sum())} states unreachable")
-        if not live[:n].all():
-            raise ValueError(f"not trimmed: {int((~live[:n]).sum())} states cannot reach acceptance")
+        moved_from, column = np.nonzero(self.transitions >= 0)
+        src = np.concatenate([moved_from, self._call_sources()])
+        dst = np.concatenate([self.transitions[moved_from, column], self.call_next])
+        reach, live = reachable_and_live(self.n_states, src, dst, self.rule_start,
+                                         self.accepting)
+        if not reach.all():
+            raise ValueError(f"not trimmed: {int((~reach).sum())} states unreachable")
+        if not live.all():
+            raise ValueError(f"not trimmed: {int((~live).sum())} states cannot reach acceptance")
 
     def _derived(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(nullable, ends, first, follow, can_end) as least fixpoints over the call edges.
@@ -169,34 +163,19 @@ class PushdownTable:
         """
         src, callee, nxt = self._call_sources(), self.call_rule, self.call_next
         rstart = self.rule_start
-        ends = self.accepting.copy()
-        while True:
-            nullable = ends[rstart]
-            grown = ends.copy()
-            np.logical_or.at(grown, src, nullable[callee] & ends[nxt])
-            if (grown == ends).all():
-                break
-            ends = grown
-        first = _pack(self.transitions[:, self.byte_class] >= 0)
-        while True:
-            grown = first.copy()
-            np.bitwise_or.at(grown, src, first[rstart[callee]]
-                             | np.where(nullable[callee][:, None], first[nxt], np.uint64(0)))
-            if (grown == first).all():
-                break
-            first = grown
+        ends = ends_fixpoint(self.accepting, src, callee, nxt, rstart)
+        nullable = ends[rstart]
+        skips = nullable[callee]
+        first = propagate_or(_pack(self.transitions[:, self.byte_class] >= 0),
+                             np.concatenate([rstart[callee], nxt[skips]]),
+                             np.concatenate([src, src[skips]]))
         follow = np.zeros((self.n_rules, 4), dtype=np.uint64)
-        can_end = np.zeros(self.n_rules, dtype=bool)
-        can_end[self.start_rule] = True
-        caller = self.state_rule[src]
+        np.bitwise_or.at(follow, callee, first[nxt])
         tail = ends[nxt]
-        first_next = first[nxt]
-        while True:
-            grown, grown_end = follow.copy(), can_end.copy()
-            np.bitwise_or.at(grown, callee, first_next | np.where(tail[:, None], follow[caller], np.uint64(0)))
-            np.logical_or.at(grown_end, callee, tail & can_end[caller])
-            if (grown == follow).all() and (grown_end == can_end).all():
-                break
-            follow, can_end = grown, grown_end
+        caller, called = self.state_rule[src][tail], callee[tail]
+        follow = propagate_or(follow, caller, called)
+        can_end = np.zeros((self.n_rules, 1), dtype=np.uint64)
+        can_end[self.start_rule] = 1
+        can_end = propagate_or(can_end, caller, called)[:, 0] != 0
         first, follow = _unpack(first), _unpack(follow)
         return nullable, ends, first, follow, can_end

@@ -405,7 +405,7 @@ def test_stats_budget_error_is_a_diagnostic(gbnf: object, capsys: pytest.Capture
     code, out, _ = run(capsys, "lint", "--stats", "--limit", "max_dfa_states=10", regular)
     assert code == 1
     assert "compiling to rule automata for the pushdown runtime (the fallback for a DFA over" \
-           " budget) failed: DFA states: more than 10" in out
+           " budget) failed: rule 'root': DFA states: more than 10" in out
 
 
 def test_stats_when_the_grammar_does_not_compile(gbnf: object, capsys: pytest.CaptureFixture[str],

@@ -6,6 +6,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TypeVar
 
+from .. import deadline
 from ..diagnostics import Diagnostic
 from ..ir import (
     Automaton,
@@ -71,6 +72,8 @@ def fold(node: Node, combine: Callable[[Node, list[T]], T],
         if ready or not kids:
             if id(n) not in memo:
                 memo[id(n)] = combine(n, [memo[id(k)] for k in kids])
+                if not len(memo) & 4095:
+                    deadline.check()
             continue
         if id(n) in memo:
             continue

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import deadline
 from ..errors import GrammarError
 from ..limits import Limits
 
@@ -62,8 +63,12 @@ def check_scalar_values(data: Any) -> None:
     """`GrammarError` naming the JSON pointer of a string (or member name) holding a lone
     surrogate, which no UTF-8 output can spell."""
     stack: list[tuple[str, Any]] = [("", data)]
+    visited = 0
     while stack:
         pointer, value = stack.pop()
+        visited += 1
+        if not visited & 4095:
+            deadline.check()
         if isinstance(value, dict):
             for key, item in value.items():
                 _check_string(pointer, key)

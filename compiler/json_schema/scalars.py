@@ -10,6 +10,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from .. import deadline
 from ..errors import GrammarError
 from ..ir import Choice, Node
 from ..language_ops import difference, intersect
@@ -109,10 +110,9 @@ def _number_ok(c: "Constraints", v: Fraction) -> bool:
     return v not in c.excluded_numbers
 
 
-def _string_ok(t: "Translator", c: "Constraints", v: str) -> bool:
+def _string_ok(t: "Translator", c: "Constraints", content: Node | None, v: str) -> bool:
     if len(v) < c.min_length or (c.max_length is not None and len(v) > c.max_length):
         return False
-    content = string_content_node(t, c)
     if content is None:
         return True
     from ..language_ops import as_dfa
@@ -135,7 +135,11 @@ def enum_members(t: "Translator", c: "Constraints") -> list[Any]:
 
     assert c.values is not None
     kept: list[Any] = []
-    for key, v in c.values.items():
+    content: Node | None = None
+    content_known = False
+    for i, (key, v) in enumerate(c.values.items()):
+        if not i & 1023:
+            deadline.check()
         kind = json_type(v)
         if key in c.excluded_values:
             continue
@@ -147,8 +151,11 @@ def enum_members(t: "Translator", c: "Constraints") -> list[Any]:
                 continue
         elif kind not in c.types:
             continue
-        elif kind == "string" and not _string_ok(t, c, v):
-            continue
+        elif kind == "string":
+            if not content_known:
+                content, content_known = string_content_node(t, c), True
+            if not _string_ok(t, c, content, v):
+                continue
         elif kind in ("array", "object") and _structured(c):
             unsupported(t, f"{c.value_pointer}: an array or object in enum/const beside "
                         "array or object keywords is not checked against them")

@@ -154,7 +154,11 @@ class Translator:
             members = enum_members(self, c)
             from .values import value_node
 
-            alts = [value_node(v, self.layout, depth) for v in members]
+            alts = []
+            for i, v in enumerate(members):
+                if not i & 1023:
+                    deadline.check()
+                alts.append(value_node(v, self.layout, depth))
             return Choice(tuple(alts)) if alts else NOTHING
         alts: list[Node] = []
         if "null" in c.types:

@@ -10,6 +10,7 @@ JSON equality (`canonical`) is the specification's: numbers by mathematical valu
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from ..ir import CharClass, Choice, Literal, Node, Seq
@@ -66,8 +67,10 @@ def _u_escape(unit: int) -> Node:
     return Seq((Literal(b"\\u"), *(_hex_digit((unit >> s) & 15) for s in (12, 8, 4, 0))))
 
 
+@lru_cache(maxsize=8192)
 def character(cp: int) -> Node:
-    """Every JSON spelling of one code point inside a string literal."""
+    """Every JSON spelling of one code point inside a string literal (one shared node per
+    code point: IR nodes are immutable, and a shared node is lowered once)."""
     forms: list[Node] = []
     if cp >= 0x20 and cp not in (0x22, 0x5C):
         forms.append(Literal(chr(cp).encode("utf-8")))

@@ -1,0 +1,125 @@
+"""What `PushdownTable` derives from its rule automata, as worklist kernels linear in the
+size of the table: the trimmed check and the least fixpoints `ends`/`nullable`, `first` and
+`follow`/`can_end` (see `PushdownTable._derived`).
+
+The graphs are edge lists: every move of a state (byte or call) for the trimmed check, and the
+call edges (source state, callee rule, next state) for the fixpoints. Kernels take validated
+tables only (every index in range); bit sets of bytes are uint64[., 4].
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+def _csr(n: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets int64[n + 1], order) grouping the positions of `keys` (in [0, n)) by key."""
+    order = np.argsort(keys, kind="stable")
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys, minlength=n), out=offsets[1:])
+    return offsets, order
+
+
+@njit(cache=True, nogil=True)
+def _reach(offsets, order, targets, seeds, n):  # type: ignore[no-untyped-def]
+    """bool[n]: the nodes reachable from `seeds` along edges e (grouped by source through
+    offsets/order) to targets[e]."""
+    seen = np.zeros(n, dtype=np.bool_)
+    stack = np.empty(n, dtype=np.int64)
+    top = 0
+    for s in seeds:
+        if not seen[s]:
+            seen[s] = True
+            stack[top] = s
+            top += 1
+    while top:
+        top -= 1
+        s = stack[top]
+        for j in range(offsets[s], offsets[s + 1]):
+            t = targets[order[j]]
+            if not seen[t]:
+                seen[t] = True
+                stack[top] = t
+                top += 1
+    return seen
+
+
+def reachable_and_live(n: int, src: np.ndarray, dst: np.ndarray, starts: np.ndarray,
+                       accepting: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(reachable from some state of `starts`, can reach an accepting state) per state of the
+    graph with edges src[e] -> dst[e]."""
+    forward = _csr(n, src)
+    backward = _csr(n, dst)
+    reach = _reach(forward[0], forward[1], dst, starts.astype(np.int64), n)
+    live = _reach(backward[0], backward[1], src, np.flatnonzero(accepting), n)
+    return reach, live
+
+
+@njit(cache=True, nogil=True)
+def _ends(ends, src, callee, nxt, rstart, by_next, next_order, by_start, start_order):  # type: ignore[no-untyped-def]
+    """Close `ends` under: ends[src[e]] if ends[nxt[e]] and ends[rstart[callee[e]]]."""
+    n = len(ends)
+    stack = np.empty(n, dtype=np.int64)
+    top = 0
+    for s in range(n):
+        if ends[s]:
+            stack[top] = s
+            top += 1
+    while top:
+        top -= 1
+        x = stack[top]
+        for side in range(2):
+            offsets, order = (by_next, next_order) if side == 0 else (by_start, start_order)
+            for j in range(offsets[x], offsets[x + 1]):
+                e = order[j]
+                s = src[e]
+                if not ends[s] and ends[nxt[e]] and ends[rstart[callee[e]]]:
+                    ends[s] = True
+                    stack[top] = s
+                    top += 1
+    return ends
+
+
+def ends_fixpoint(accepting: np.ndarray, src: np.ndarray, callee: np.ndarray, nxt: np.ndarray,
+                  rule_start: np.ndarray) -> np.ndarray:
+    """The states from which their rule can finish by calls of nullable rules alone."""
+    n = len(accepting)
+    by_next = _csr(n, nxt)
+    by_start = _csr(n, rule_start[callee])
+    return _ends(accepting.copy(), src, callee, nxt, rule_start, by_next[0], by_next[1],
+                 by_start[0], by_start[1])
+
+
+@njit(cache=True, nogil=True)
+def _propagate(values, offsets, order, targets):  # type: ignore[no-untyped-def]
+    n, w = values.shape
+    queued = np.ones(n, dtype=np.bool_)
+    queue = np.arange(n)
+    head = 0
+    size = n
+    while size:
+        x = queue[head]
+        head = (head + 1) % n
+        size -= 1
+        queued[x] = False
+        for j in range(offsets[x], offsets[x + 1]):
+            t = targets[order[j]]
+            changed = False
+            for c in range(w):
+                v = values[t, c] | values[x, c]
+                if v != values[t, c]:
+                    values[t, c] = v
+                    changed = True
+            if changed and not queued[t]:
+                queued[t] = True
+                queue[(head + size) % n] = t
+                size += 1
+    return values
+
+
+def propagate_or(values: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """The least `values` (uint64[n, w] bit sets, at least the given ones) with
+    values[dst[e]] ⊇ values[src[e]] for every edge e."""
+    offsets, order = _csr(len(values), src)
+    return _propagate(np.ascontiguousarray(values, dtype=np.uint64), offsets, order,
+                      dst.astype(np.int64))
