@@ -9,6 +9,7 @@ JSON equality (`canonical`) is the specification's: numbers by mathematical valu
 """
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -20,17 +21,46 @@ SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x2F: b"\\/", 0x08: b"\\b", 0x0C: 
                  0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t"}
 
 
-def canonical(value: Any) -> Any:
-    """A hashable key equal for JSON-equal values."""
-    if value is None or isinstance(value, (bool, str)):
-        return (type(value).__name__, value)
-    if isinstance(value, (int, float)):
-        return ("number", exact_number(value))
-    if isinstance(value, list):
-        return ("array", tuple(canonical(v) for v in value))
-    if isinstance(value, dict):
-        return ("object", frozenset((k, canonical(v)) for k, v in value.items()))
-    raise TypeError(f"not a JSON value: {type(value).__name__}")
+def canonical(value: Any) -> str:
+    """A key equal for JSON-equal values: a canonical text (objects by sorted key, numbers by
+    exact value), built without recursion and flat, so values nested deeper than the stack
+    hash and compare like any string."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, _Text):
+            out.append(v.text)
+        elif v is None:
+            out.append("null")
+        elif isinstance(v, bool):
+            out.append("true" if v else "false")
+        elif isinstance(v, (int, float)):
+            out.append(f"#{exact_number(v)}")
+        elif isinstance(v, str):
+            out.append(json.dumps(v))
+        elif isinstance(v, list):
+            parts: list[Any] = [_Text("[")]
+            for i, item in enumerate(v):
+                parts += [_Text(",")] * bool(i) + [item]
+            stack.extend(reversed([*parts, _Text("]")]))
+        elif isinstance(v, dict):
+            parts = [_Text("{")]
+            for i, key in enumerate(sorted(v)):
+                parts += [_Text(("," if i else "") + json.dumps(key) + ":"), v[key]]
+            stack.extend(reversed([*parts, _Text("}")]))
+        else:
+            raise TypeError(f"not a JSON value: {type(v).__name__}")
+    return "".join(out)
+
+
+class _Text:
+    """Literal text in `canonical`'s work list (told apart from JSON strings)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
 def exact_number(value: int | float) -> Fraction:
@@ -95,7 +125,35 @@ def string_content(text: str) -> Node:
 
 
 def value_node(value: Any, layout: Layout, depth: int) -> Node:
-    """Every spelling of the JSON value `value` at nesting `depth`."""
+    """Every spelling of the JSON value `value` at nesting `depth` (built without recursion)."""
+    done: list[Node] = []
+    stack: list[tuple[Any, int, bool]] = [(value, depth, False)]
+    while stack:
+        v, d, ready = stack.pop()
+        if not isinstance(v, (list, dict)) or not v:
+            done.append(_scalar_node(v, layout))
+        elif not ready:
+            stack.append((v, d, True))
+            stack.extend((x, d + 1, False) for x in reversed(list(v.values())
+                                                             if isinstance(v, dict) else v))
+        else:
+            kids = done[len(done) - len(v):]
+            del done[len(done) - len(v):]
+            open_, close = (b"{", b"}") if isinstance(v, dict) else (b"[", b"]")
+            items: list[Node] = [Literal(open_), layout.open(d)]
+            for i, (key, kid) in enumerate(zip(v if isinstance(v, dict) else [None] * len(v),
+                                               kids)):
+                if i:
+                    items.append(layout.item(d))
+                if key is not None:
+                    items.extend((string_literal(key), layout.key()))
+                items.append(kid)
+            done.append(Seq((*items, layout.close(d), Literal(close))))
+    return done[0]
+
+
+def _scalar_node(value: Any, layout: Layout) -> Node:
+    """Every spelling of a JSON value that is not a non-empty array or object."""
     if value is None:
         return Literal(b"null")
     if isinstance(value, bool):
@@ -108,21 +166,7 @@ def value_node(value: Any, layout: Layout, depth: int) -> Node:
     if isinstance(value, str):
         return string_literal(value)
     if isinstance(value, list):
-        if not value:
-            return Seq((Literal(b"["), layout.empty(), Literal(b"]")))
-        items: list[Node] = [Literal(b"["), layout.open(depth)]
-        for i, v in enumerate(value):
-            if i:
-                items.append(layout.item(depth))
-            items.append(value_node(v, layout, depth + 1))
-        return Seq((*items, layout.close(depth), Literal(b"]")))
+        return Seq((Literal(b"["), layout.empty(), Literal(b"]")))
     if isinstance(value, dict):
-        if not value:
-            return Seq((Literal(b"{"), layout.empty(), Literal(b"}")))
-        items = [Literal(b"{"), layout.open(depth)]
-        for i, (k, v) in enumerate(value.items()):
-            if i:
-                items.append(layout.item(depth))
-            items.extend((string_literal(k), layout.key(), value_node(v, layout, depth + 1)))
-        return Seq((*items, layout.close(depth), Literal(b"}")))
+        return Seq((Literal(b"{"), layout.empty(), Literal(b"}")))
     raise TypeError(f"not a JSON value: {type(value).__name__}")
