@@ -96,7 +96,9 @@ def test_combinators() -> None:
 
 
 def test_one_of_that_may_overlap_is_an_error_unless_lenient() -> None:
-    schema = {"oneOf": [{"type": "integer"}, {"minimum": 2}]}
+    # Exactly one of two object schemas needs the negation of a `properties` constraint.
+    schema = {"oneOf": [{"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+                        {"properties": {"a": {"minimum": 3}}}]}
     with pytest.raises(GrammarError) as exc:
         compiled(schema)
     assert exc.value.code == "unsupported-keyword" and "/oneOf" in str(exc.value)

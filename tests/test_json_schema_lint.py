@@ -154,7 +154,8 @@ def test_every_unsupported_keyword_reported_in_one_pass() -> None:
     schema = {"type": "object", "properties": {
         "id": {"type": "string", "format": "uuidx"},
         "list": {"type": "array", "uniqueItems": True, "maxItems": 3},
-        "either": {"oneOf": [{"type": "string", "maxLength": 3}, {"type": "string"}]}}}
+        "either": {"oneOf": [{"type": "object", "properties": {"a": {"maxLength": 3}}},
+                             {"type": "object", "properties": {"b": {"type": "string"}}}]}}}
     found = [d for d in lint(schema) if d.severity == "error"]
     assert sorted(codes(found)) == [("unsupported-format", "/properties/id/format"),
                                     ("unsupported-keyword", "/properties/either/oneOf"),
@@ -164,7 +165,8 @@ def test_every_unsupported_keyword_reported_in_one_pass() -> None:
     assert sorted(codes(relaxed)) == [("schema-lenient-ignored", "/properties/id/format"),
                                       ("schema-lenient-ignored", "/properties/list/uniqueItems"),
                                       ("schema-oneof-as-anyof", "/properties/either/oneOf"),
-                                      ("schema-unbounded-string", "/properties/either/oneOf/1")]
+                                      ("schema-unbounded-string",
+                                       "/properties/either/oneOf/1/properties/b")]
 
 
 def test_empty_language_names_the_empty_subschema() -> None:

@@ -1,7 +1,8 @@
 """The keywords of a conjunction of subschemas, merged into one set of constraints per JSON type.
 
-A conjunction is a set of locations: (pointer, keywords to ignore there). `flatten` expands
-`$ref` and `allOf` into it (both are conjunctions in draft 2020-12; in drafts 3-7 a `$ref`
+A conjunction is a set of locations: (pointer, keywords to ignore there), or the negation of
+the subschema at a pointer (`negated`: what `not`, the `else` of `if` and overlapping `oneOf`
+branches need; folded in by `negation.py`). `flatten` expands `$ref` and `allOf` into it (both are conjunctions in draft 2020-12; in drafts 3-7 a `$ref`
 hides its siblings), `collect` merges what the remaining subschemas say:
 - `type` sets are intersected (`integer` is the integral part of `number`), `enum`/`const`
   value sets are intersected by JSON equality;
@@ -9,6 +10,8 @@ hides its siblings), `collect` merges what the remaining subschemas say:
   least common multiple;
 - `pattern`s and `format`s are kept as lists (all must hold);
 - item and property schemas stay locations, merged again when their conjunction is compiled.
+`anyOf`, `oneOf` and `if`/`then`/`else` are left to the translator, which distributes them
+into alternative conjunctions before merging (merging ignores them, which only over-approximates).
 Keywords that only annotate are ignored, as the specification says of unknown keywords;
 keywords whose validation is not supported raise `GrammarError` (`unsupported-keyword`), or,
 with `lenient`, are ignored with a warning: the compiled language is then a superset.
@@ -28,8 +31,7 @@ Location = tuple[str, frozenset[str]]
 Conjunction = tuple[Location, ...]
 
 TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
-UNSUPPORTED = ("uniqueItems", "contains", "minContains", "maxContains", "if",
-               "dependentSchemas", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef",
+UNSUPPORTED = ("uniqueItems", "contains", "minContains", "maxContains", "dependentSchemas", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef",
                "$recursiveRef")
 """Keywords whose validation is not supported (in general: `_special` takes the trivial forms)."""
 PRESENCE = ("dependentRequired", "dependencies")
@@ -39,12 +41,19 @@ HANDLED = frozenset((
     "multipleOf", "minLength", "maxLength", "pattern", "format", "items", "prefixItems",
     "additionalItems", "minItems", "maxItems", "properties", "patternProperties",
     "additionalProperties", "required", "propertyNames", "minProperties", "maxProperties",
-    "not", "anyOf", "oneOf", "allOf", "$ref", "then", "else"))
+    "not", "anyOf", "oneOf", "allOf", "$ref", "if", "then", "else"))
+NEGATED = "!not"
+"""The marker, among a location's ignored keywords, of a negated subschema."""
 
 
 def location(pointer: str, *ignored: str) -> Location:
     """The subschema at `pointer`, without the keywords `ignored`."""
     return (pointer, frozenset(ignored))
+
+
+def negated(pointer: str) -> Location:
+    """The negation of the subschema at `pointer`."""
+    return (pointer, frozenset((NEGATED,)))
 
 
 def conjunction(locations: list[Location] | tuple[Location, ...]) -> Conjunction:
@@ -101,6 +110,10 @@ class Constraints:
     excluded_values: set[Any] = field(default_factory=set)
     excluded_numbers: list[Fraction] = field(default_factory=list)
     excluded_strings: list[str] = field(default_factory=list)
+    excluded_string_sets: list["Constraints"] = field(default_factory=list)
+    """Subschemas under `not` whose strings are excluded (their string keywords)."""
+    excluded_number_sets: list["Constraints"] = field(default_factory=list)
+    """Subschemas under `not` whose numbers are excluded (their number keywords)."""
     forbidden: set[str] = field(default_factory=set)
     not_integer: bool = False
     presence: list[tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
@@ -124,7 +137,10 @@ class Collector:
         self.lenient = lenient
 
     def flatten(self, conj: Conjunction) -> list[Location] | None:
-        """The locations of `conj` with `$ref` and `allOf` expanded; None if one is `false`."""
+        """The locations of `conj` with `$ref` and `allOf` expanded and each `not` as a
+        negated location; a negated location is expanded where that keeps it a conjunction:
+        the negation of `not: A` is A, of `anyOf` the negations of its branches, of a lone
+        `$ref` the negation of its target. None if one part is `false`."""
         todo = list(reversed(conj))
         seen: set[Location] = set()
         parts: list[Location] = []
@@ -135,6 +151,16 @@ class Collector:
             seen.add(loc)
             pointer, ignored = loc
             schema = self.doc.at(pointer)
+            if NEGATED in ignored:
+                if schema is True:
+                    return None
+                if schema is not False:
+                    expanded = self._negation(pointer, schema)
+                    if expanded is None:
+                        parts.append(loc)
+                    else:
+                        todo.extend(reversed(expanded))
+                continue
             if schema is True:
                 continue
             if schema is False:
@@ -142,6 +168,9 @@ class Collector:
             if "$ref" in schema and "$ref" not in ignored and self.doc.legacy:
                 todo.append(location(self.doc.resolve(schema["$ref"], pointer)))
                 continue
+            if "not" in schema and "not" not in ignored:
+                loc = (pointer, ignored | {"not"})
+                todo.append(negated(join(pointer, "not")))
             parts.append(loc)
             if "allOf" in schema and "allOf" not in ignored:
                 todo.extend(location(join(pointer, "allOf", i))
@@ -149,6 +178,20 @@ class Collector:
             if "$ref" in schema and "$ref" not in ignored:
                 todo.append(location(self.doc.resolve(schema["$ref"], pointer)))
         return parts
+
+    def _negation(self, pointer: str, schema: dict[str, Any]) -> list[Location] | None:
+        """The negation of the subschema `schema` at `pointer` as a conjunction, when it is
+        one (see `flatten`), else None."""
+        keywords = {k for k in schema if k in HANDLED or k in UNSUPPORTED or k in PRESENCE}
+        if "$ref" in schema and (self.doc.legacy or keywords == {"$ref"}):
+            return [negated(self.doc.resolve(schema["$ref"], pointer))]
+        if keywords == {"not"}:
+            return [location(join(pointer, "not"))]
+        if keywords == {"anyOf"} and isinstance(schema["anyOf"], list):
+            return [negated(join(pointer, "anyOf", i)) for i in range(len(schema["anyOf"]))]
+        if keywords == {"allOf"} and isinstance(schema["allOf"], list) and len(schema["allOf"]) == 1:
+            return [negated(join(pointer, "allOf", 0))]
+        return None
 
     def unsupported(self, c: Constraints, keyword: str, pointer: str, why: str = "") -> None:
         """Report a keyword whose validation is not supported."""
@@ -163,6 +206,9 @@ class Collector:
         """The merged constraints of flattened locations."""
         c = Constraints()
         for pointer, ignored in parts:
+            if NEGATED in ignored:
+                c.nots.append(pointer)
+                continue
             schema = self.doc.at(pointer)
             for keyword in schema:
                 if keyword in ignored:
@@ -176,8 +222,6 @@ class Collector:
     def _special(self, c: Constraints, schema: dict[str, Any], keyword: str, pointer: str) -> None:
         value = schema[keyword]
         if keyword == "uniqueItems" and value is False:
-            return
-        if keyword == "if" and "then" not in schema and "else" not in schema:
             return
         if keyword in ("minContains", "maxContains") and "contains" not in schema:
             return
@@ -240,8 +284,6 @@ class Collector:
                 c.required.setdefault(k, where)
         elif keyword == "propertyNames":
             c.property_names.append(where)
-        elif keyword == "not":
-            c.nots.append(where)
 
     @staticmethod
     def _number(value: Any, where: str) -> Fraction:

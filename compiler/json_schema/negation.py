@@ -1,104 +1,166 @@
-"""`not`, in the forms whose complement stays inside the grammar:
+"""`not`, folded into the constraints of its conjunction one JSON type at a time.
 
-- `not: true` (nothing) and `not: false` (no constraint);
-- `not: {type: ...}` removes those types; `not: {type: integer}` beside `number` leaves the
-  numbers with a non-zero fractional part, written without exponent;
-- `not: {enum: [...]}` / `not: {const: ...}` removes those values: `null` and booleans from
-  their types, numbers and strings by automaton difference;
-- `not: {required: [...]}` (also spread over `allOf`) forbids the property, or, for several,
-  their presence all together; `not: {required: []}` is `not: true`;
-- `not: {anyOf: [A, B]}` is `not A` and `not B`; `$ref` and `allOf` of one subschema are
-  followed.
-Any other form raises `unsupported-keyword` (lenient: ignored, a superset).
+An instance of type T satisfies `not S` exactly when it is not in S_T, the values of type T
+that S accepts. So `not S` keeps the other constraints and, per type T:
+- removes nothing when S does not allow T (its `type` excludes T);
+- removes T altogether when S allows T and says nothing about it (`not: {required: [a]}`
+  rejects every string, since `required` holds of any non-object);
+- otherwise removes S_T from T, where that is expressible: null and booleans by value;
+  strings by automaton difference on the decoded value (S's `pattern`, `format`, lengths);
+  numbers by automaton difference on the number text (S's bounds, `multipleOf`, `integer`);
+  arrays and objects when S bounds only their size on one side (`not: {minItems: 1}` is
+  `maxItems: 0`) or, for objects, only requires properties (forbidden alone, or not all
+  together).
+`enum`/`const` in S make S_T finite: those values are excluded. `not: {anyOf: [A, B]}` is
+`not A` and `not B`; `not: {not: A}` is A (expanded with `$ref` and `allOf` when flattening).
+Any other form (S_T an arbitrary set of arrays or objects, `oneOf` or a nested `not` in S)
+raises `unsupported-keyword`; with `lenient`, that `not` is ignored: a superset.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import GrammarError
-from .constraints import HANDLED, PRESENCE, TYPES, UNSUPPORTED
+from .constraints import HANDLED, NEGATED, PRESENCE, UNSUPPORTED, Constraints, negated
 from .document import join
 from .values import canonical, exact_number, json_type
 
 if TYPE_CHECKING:
-    from .constraints import Constraints
     from .translate import Translator
 
 
-def apply_nots(t: "Translator", c: "Constraints") -> None:
-    """Fold every `not` of `c` into its other constraints."""
+_REFUSED = frozenset({"anyOf", "oneOf", "if", *UNSUPPORTED, *PRESENCE})
+
+
+def _plan(t: "Translator", pointer: str) -> tuple[Constraints, list[object] | None] | bool:
+    """How to remove what the subschema at `pointer` (a negated part left by `flatten`)
+    accepts: True when it accepts nothing (nothing to remove), False when its negation is
+    not expressible, else its merged constraints and its `enum`/`const` members."""
+    parts = t.collector.flatten(((pointer, frozenset()),))
+    if parts is None:
+        return True
+    keywords = {k for p, ignored in parts if NEGATED not in ignored for k in t.doc.at(p)
+                if k not in ignored and (k in HANDLED or k in UNSUPPORTED or k in PRESENCE)
+                and k not in ("$ref", "allOf")}
+    if keywords & _REFUSED or any(NEGATED in ignored for _, ignored in parts):
+        return False
+    s = t.collector.collect(parts)
+    if s.warnings:
+        return False
+    return s, None if s.values is None else _members(t, s)
+
+
+def negatable(t: "Translator", pointer: str) -> bool:
+    """Whether the negation of the subschema at `pointer` is expressible in any context."""
+    parts = t.collector.flatten((negated(pointer),))
+    for p, ignored in parts or ():
+        if NEGATED in ignored:
+            plan = _plan(t, p)
+            if plan is False or (plan is not True and not _expressible(Constraints(), *plan)):
+                return False
+    return True
+
+
+def apply_nots(t: "Translator", c: Constraints) -> None:
+    """Fold every negated part of `c` into its other constraints."""
     todo = list(c.nots)
     c.nots = []
-    while todo:
-        pointer = todo.pop()
-        parts = t.collector.flatten(((pointer, frozenset()),))
-        if parts is None:
+    for pointer in todo:
+        plan = _plan(t, pointer)
+        if plan is True:
             continue
-        keywords = {k for p, ignored in parts for k in t.doc.at(p)
-                    if k not in ignored and (k in HANDLED or k in UNSUPPORTED or k in PRESENCE)
-                    and k not in ("$ref", "allOf")}
-        if not keywords:
-            c.types.clear()
-            c.values = {}
-            return
-        if keywords == {"required"}:
-            names = tuple(dict.fromkeys(k for p, _ in parts for k in t.doc.at(p).get("required", ())
-                                        if isinstance(k, str)))
-            if not names:
-                c.types.clear()
-                c.values = {}
-                return
+        if plan is not False and _expressible(c, *plan):
+            _subtract(c, *plan)
+            continue
+        from .translate import unsupported
+
+        unsupported(t, f"{pointer}: the negation of this subschema is not expressible here "
+                    "(needed by 'not', the 'else' of 'if', or overlapping 'oneOf' branches; "
+                    "supported: subschemas that constrain only scalars, array or object sizes "
+                    "on one side, or required properties, and anyOf of those)")
+
+
+def _members(t: "Translator", s: Constraints) -> list[object]:
+    from .scalars import enum_members
+
+    return enum_members(t, s)
+
+
+def _expressible(c: Constraints, s: Constraints, members: list[object] | None) -> bool:
+    """Whether `c` minus the values `s` accepts is expressible (see the module docstring)."""
+    if members is not None:
+        return c.values is not None or not any(
+            json_type(v) in ("array", "object") and json_type(v) in c.types for v in members)
+    if "array" in s.types and (s.arrays or (s.min_items and s.max_items is not None)):
+        return False
+    sizes = bool(s.min_properties) + (s.max_properties is not None)
+    return "object" not in s.types or not (
+        s.objects or s.property_names or s.presence or s.forbidden or sizes == 2
+        or (sizes and s.required))
+
+
+def _subtract(c: Constraints, s: Constraints, members: list[object] | None) -> None:
+    """Remove from `c`, type by type, the values that `s` accepts (`members`: those of its
+    `enum`/`const`, if it has one)."""
+    if members is not None:
+        _exclude_values(c, members)
+        return
+    if "null" in s.types:
+        c.types.discard("null")
+    if "boolean" in s.types:
+        c.types.discard("boolean")
+    if "string" in s.types:
+        if s.patterns or s.formats or s.min_length or s.max_length is not None:
+            c.excluded_string_sets.append(s)
+        else:
+            c.types.discard("string")
+    if "integer" in s.types:
+        if s.minimum is not None or s.maximum is not None or s.multiple_of is not None:
+            c.excluded_number_sets.append(s)
+        elif "number" in s.types:
+            c.types -= {"number", "integer"}
+        elif "number" in c.types:
+            c.not_integer = True
+        else:
+            c.types.discard("integer")
+    if "array" in s.types:
+        if s.min_items:
+            limit = s.min_items - 1
+            c.max_items = limit if c.max_items is None else min(c.max_items, limit)
+        elif s.max_items is not None:
+            c.min_items = max(c.min_items, s.max_items + 1)
+        else:
+            c.types.discard("array")
+    if "object" in s.types:
+        if s.required:
+            names = tuple(s.required)
             if len(names) == 1:
                 c.forbidden.add(names[0])
             else:
                 c.presence.append((names, ()))
+        elif s.min_properties:
+            limit = s.min_properties - 1
+            c.max_properties = limit if c.max_properties is None else min(c.max_properties,
+                                                                           limit)
+        elif s.max_properties is not None:
+            c.min_properties = max(c.min_properties, s.max_properties + 1)
+        else:
+            c.types.discard("object")
+
+
+def _exclude_values(c: Constraints, members: list[object]) -> None:
+    for v in members:
+        kind = json_type(v)
+        c.excluded_values.add(canonical(v))
+        if c.values is not None:
             continue
-        if len(parts) == 1 and keywords == {"anyOf"}:
-            p = parts[0][0]
-            todo.extend(join(p, "anyOf", i) for i in range(len(t.doc.at(p)["anyOf"])))
-            continue
-        if len(parts) != 1 or len(keywords) != 1 or not _fold(t, c, parts[0][0], keywords.pop()):
-            from .translate import unsupported
-
-            unsupported(t, f"{pointer}: this form of 'not' is not supported (supported: a "
-                        "single type, enum, const or required, or anyOf of those)")
-
-
-def _fold(t: "Translator", c: "Constraints", pointer: str, keyword: str) -> bool:
-    schema = t.doc.at(pointer)
-    value = schema[keyword]
-    if keyword == "type":
-        listed = value if isinstance(value, list) else [value]
-        if not listed or any(n not in TYPES for n in listed):
-            raise GrammarError(f"{join(pointer, keyword)}: type must be one of {', '.join(TYPES)}"
-                               f" or an array of them, got {value!r}", code="invalid-schema")
-        names = set(listed)
-        if "integer" in names and "number" not in names and "number" in c.types:
-            c.not_integer = True
-            names = names - {"integer"}
-        c.types -= names | ({"integer"} if "number" in names else set())
-        return True
-    if keyword in ("enum", "const"):
-        members = [value] if keyword == "const" else value
-        if not isinstance(members, list):
-            return False
-        for v in members:
-            kind = json_type(v)
-            c.excluded_values.add(canonical(v))
-            if c.values is not None:
-                continue
-            if kind == "null":
-                c.types.discard("null")
-            elif kind in ("integer", "number"):
-                c.excluded_numbers.append(exact_number(v))
-            elif kind == "string":
-                c.excluded_strings.append(v)
-            elif kind in ("array", "object") and (kind in c.types):
-                return False
-        if canonical(True) in c.excluded_values and canonical(False) in c.excluded_values:
-            c.types.discard("boolean")
-        return True
-    return False
+        if kind == "null":
+            c.types.discard("null")
+        elif kind in ("integer", "number"):
+            c.excluded_numbers.append(exact_number(v))  # type: ignore[arg-type]
+        elif kind == "string":
+            c.excluded_strings.append(v)  # type: ignore[arg-type]
+    if canonical(True) in c.excluded_values and canonical(False) in c.excluded_values:
+        c.types.discard("boolean")
 
 
-__all__ = ["apply_nots"]
+__all__ = ["apply_nots", "negatable"]

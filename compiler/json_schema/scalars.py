@@ -2,8 +2,10 @@
 
 Strings: every `format` and `pattern` of the conjunction and the length bounds are intersected
 on the decoded value, then JSON-encoded (`strings.json_string`). Numbers: the bounds and
-`multipleOf` go to `numbers.number_node`. `enum`/`const` members are kept when they satisfy
-every sibling keyword, checked here on the values themselves.
+`multipleOf` go to `numbers.number_node`. Values excluded by `not` (single values, or the
+strings and numbers a negated subschema accepts) are removed by automaton difference.
+`enum`/`const` members are kept when they satisfy every sibling keyword, checked here on the
+values themselves.
 """
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from .. import deadline
 from ..errors import GrammarError
 from ..ir import Choice, Node
 from ..language_ops import difference, intersect
+from .strings import ANY_STRING as _ANY_VALUE
+from .strings import counted
 from .values import exact_number, json_type, string_content
 
 if TYPE_CHECKING:
@@ -40,6 +44,7 @@ def number_text(t: "Translator", c: "Constraints") -> Node | None:
         node = intersect(node, parse_regex("-?(0|[1-9][0-9]*)"), limits=t.limits,
                          label="integer")
     removed = [number_node(minimum=v, maximum=v) for v in c.excluded_numbers]
+    removed += [n for s in c.excluded_number_sets if (n := number_text(t, s)) is not None]
     if c.not_integer:
         if c.numbers == "integer":
             return None
@@ -71,16 +76,28 @@ def string_content_node(t: "Translator", c: "Constraints") -> Node | None:
             t.warn(f"{where}: format {name!r} is not supported; ignored (lenient)")
     for pattern, where in c.patterns:
         contents.append(ecma_pattern(pattern, pointer=where, limits=t.limits))
-    if c.excluded_strings:
-        from ..ir import CharClass, Repeat, complement_ranges
-
-        anything = Repeat(CharClass(complement_ranges(())), 0, None)
-        excluded = Choice(tuple(string_content(s) for s in c.excluded_strings))
-        contents.append(difference(anything, excluded, limits=t.limits, label="string"))
+    excluded = [string_content(s) for s in c.excluded_strings]
+    excluded += [_string_values(t, s) for s in c.excluded_string_sets]
+    if excluded:
+        contents.append(difference(_ANY_VALUE, Choice(tuple(excluded)), limits=t.limits,
+                                   label="string"))
     if not contents:
         return None
     return contents[0] if len(contents) == 1 else intersect(*contents, limits=t.limits,
                                                              label="string")
+
+
+def _string_values(t: "Translator", s: "Constraints") -> Node:
+    """The decoded strings `s` accepts, length bounds included (as an automaton)."""
+    from ..ir import Automaton
+    from ..language_ops import as_dfa
+
+    content = string_content_node(t, s)
+    if not s.min_length and s.max_length is None:
+        return _ANY_VALUE if content is None else content
+    values = as_dfa(_ANY_VALUE if content is None else content, t.limits)
+    return Automaton(counted(values, s.min_length, s.max_length, t.limits),
+                     label="string length")
 
 
 def string_text(t: "Translator", c: "Constraints") -> Node | None:
@@ -107,7 +124,10 @@ def _number_ok(c: "Constraints", v: Fraction) -> bool:
         return False
     if c.multiple_of is not None and (v / c.multiple_of).denominator != 1:
         return False
-    return v not in c.excluded_numbers
+    if v in c.excluded_numbers:
+        return False
+    return not any((v.denominator == 1 or "number" in s.types) and _number_ok(s, v)
+                   for s in c.excluded_number_sets)
 
 
 def _string_ok(t: "Translator", c: "Constraints", content: Node | None, v: str) -> bool:

@@ -45,13 +45,13 @@ from ..minimize import minimize
 from ..nfa import IdentityKey
 from .ecma_regex import ANY_CHAR, ecma_pattern
 
-__all__ = ["ecma_pattern", "json_string", "json_string_automaton"]
+__all__ = ["ANY_STRING", "counted", "ecma_pattern", "json_string", "json_string_automaton"]
 
 CodePointMap = list[tuple[int, int, int]]
 """Sorted, disjoint (lo, hi, target) code-point ranges."""
 
 _QUOTE = Literal(b'"')
-_ANY_STRING = Repeat(ANY_CHAR, 0, None)
+ANY_STRING = Repeat(ANY_CHAR, 0, None)
 _HEX = CharClass.of([(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)])
 _D = CharClass.of([(0x44, 0x44), (0x64, 0x64)])
 _CHARACTER = Choice((
@@ -322,7 +322,7 @@ def _closure(frontier: np.ndarray, moves: np.ndarray, completes: np.ndarray) -> 
     return np.flatnonzero(seen)
 
 
-def _counted(values: DFATable, lo: int, hi: int | None, limits: Limits) -> DFATable:
+def counted(values: DFATable, lo: int, hi: int | None, limits: Limits) -> DFATable:
     """`values` (UTF-8 text) restricted to strings of lo to hi code points (hi None: no upper
     bound): one copy of each state per number of characters read, capped at lo without hi.
 
@@ -422,10 +422,10 @@ def _literals(content: IdentityKey | None, matches: IdentityKey | None, lo: int,
               hi: int | None, limits: Limits) -> Automaton:
     """The literal automaton of the values in `content` and `matches` with lo to hi code
     points, computed once per (value languages, bounds)."""
-    operands = [_ANY_STRING] + [k.node for k in (content, matches) if k is not None]
+    operands = [ANY_STRING] + [k.node for k in (content, matches) if k is not None]
     values = intersect(*operands, limits=limits, label="string value").dfa
     if (lo, hi) != (0, None) and not values.is_empty_language:
-        values = _counted(values, lo, hi, limits)
+        values = counted(values, lo, hi, limits)
     if values.is_empty_language:
         raise GrammarError("no string satisfies the length bounds, format and pattern together",
                            code="empty-language")

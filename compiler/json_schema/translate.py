@@ -4,7 +4,11 @@ recurse in Python.
 
 - `anyOf` distributes over its siblings: (S ∧ anyOf[A, B]) = (S ∧ A) ∨ (S ∧ B), each a new
   conjunction; `oneOf` does the same when its branches are provably disjoint
-  (`disjointness.py`), else it is an error (or, lenient, read as `anyOf`).
+  (`disjointness.py`), else each branch also carries the negations of the others,
+  (S ∧ A ∧ ¬B) ∨ (S ∧ B ∧ ¬A), where those are expressible (`negation.py`); otherwise it is
+  an error (or, lenient, read as `anyOf`).
+- `if`/`then`/`else` is (S ∧ I ∧ T) ∨ (S ∧ ¬I ∧ E), the two disjoint by construction; an
+  `if` whose negation is not expressible is an error (lenient: (S ∧ I ∧ T) ∨ (S ∧ E)).
 - A conjunction without pending alternatives is merged (`constraints.py`) and becomes a choice
   over the JSON types it allows; object and array members refer to the rules of their own
   conjunctions, which is how `$ref` recursion becomes grammar recursion.
@@ -20,7 +24,15 @@ from .. import deadline
 from ..errors import GrammarError
 from ..ir import NOTHING, Choice, Grammar, Literal, Node, Rule, RuleRef
 from ..limits import Limits
-from .constraints import Collector, Conjunction, Constraints, conjunction, location
+from .constraints import (
+    NEGATED,
+    Collector,
+    Conjunction,
+    Constraints,
+    conjunction,
+    location,
+    negated,
+)
 from .document import SchemaDocument, join
 from .options import JsonSchemaOptions, Layout
 from .scalars import enum_members, number_text, string_text
@@ -114,36 +126,71 @@ class Translator:
             return NOTHING
         for loc in parts:
             pointer, ignored = loc
+            if NEGATED in ignored:
+                continue
             schema = self.doc.at(pointer)
             for keyword in ("anyOf", "oneOf"):
                 if keyword in schema and keyword not in ignored:
                     return self._alternatives(parts, loc, keyword, depth)
+            if "if" in schema and "if" not in ignored and ("then" in schema or "else" in schema):
+                return self._conditional(parts, loc, depth)
         c = self.collector.collect(parts)
         for w in c.warnings:
             self.warn(w)
         return self._typed(c, depth)
 
+    @staticmethod
+    def _rest(parts: list, loc: tuple[str, frozenset[str]], *keywords: str) -> list:
+        """The conjunction `parts` without `keywords` at `loc`, already flattened."""
+        pointer, ignored = loc
+        expanded = {"$ref", "allOf"}
+        rest = [(p, i if NEGATED in i else i | expanded) for p, i in parts if (p, i) != loc]
+        rest.append((pointer, ignored | expanded | set(keywords)))
+        return rest
+
     def _alternatives(self, parts: list, loc: tuple[str, frozenset[str]], keyword: str,
                       depth: int) -> Node:
-        pointer, ignored = loc
+        pointer = loc[0]
         branches = [join(pointer, keyword, i) for i in range(len(self.doc.at(pointer)[keyword]))]
-        expanded = {"$ref", "allOf"}
-        rest = [(p, i | expanded) for p, i in parts if (p, i) != loc]
-        rest.append((pointer, ignored | expanded | {keyword}))
+        rest = self._rest(parts, loc, keyword)
+        others: dict[str, list] = {b: [] for b in branches}
         if keyword == "oneOf":
             from .disjointness import provably_disjoint
+            from .negation import negatable
 
             if not provably_disjoint(self, branches, rest):
-                message = (f"{join(pointer, 'oneOf')}: the branches of oneOf may overlap, and "
-                           "exactly-one-of is not expressible here")
-                if not self.options.lenient:
-                    raise GrammarError(message + "; make them disjoint (for example with a "
-                                       "const discriminator property), use anyOf, or compile "
-                                       "with lenient=True to read it as anyOf",
-                                       code="unsupported-keyword")
-                self.warn(message + "; read as anyOf (lenient)")
-        alts = [self.ref(conjunction(rest + [location(b)]), depth) for b in branches]
+                if all(negatable(self, b) for b in branches):
+                    others = {b: [negated(o) for o in branches if o != b] for b in branches}
+                else:
+                    message = (f"{join(pointer, 'oneOf')}: the branches of oneOf may overlap, "
+                               "and exactly-one-of is not expressible here")
+                    if not self.options.lenient:
+                        raise GrammarError(message + "; make them disjoint (for example with a "
+                                           "const discriminator property), use anyOf, or "
+                                           "compile with lenient=True to read it as anyOf",
+                                           code="unsupported-keyword")
+                    self.warn(message + "; read as anyOf (lenient)")
+        alts = [self.ref(conjunction(rest + [location(b), *others[b]]), depth) for b in branches]
         return Choice(tuple(alts)) if alts else NOTHING
+
+    def _conditional(self, parts: list, loc: tuple[str, frozenset[str]], depth: int) -> Node:
+        from .negation import negatable
+
+        pointer = loc[0]
+        schema = self.doc.at(pointer)
+        rest = self._rest(parts, loc, "if", "then", "else")
+        condition = join(pointer, "if")
+        then = [location(join(pointer, "then"))] if "then" in schema else []
+        otherwise = [location(join(pointer, "else"))] if "else" in schema else []
+        if negatable(self, condition):
+            otherwise.append(negated(condition))
+        else:
+            unsupported(self, f"{condition}: the negation of this subschema is not expressible "
+                        "here, so neither is 'else' (supported: conditions that constrain only "
+                        "scalars, array or object sizes on one side, or required properties)")
+        alts = (self.ref(conjunction(rest + [location(condition), *then]), depth),
+                self.ref(conjunction(rest + otherwise), depth))
+        return Choice(alts)
 
     def _typed(self, c: Constraints, depth: int) -> Node:
         if c.nots:
