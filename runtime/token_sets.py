@@ -14,6 +14,7 @@ Sets are computed on first use per state (compile time stays near zero) and memo
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,10 +33,20 @@ def bitmask_words(vocab_size: int) -> int:
 
 def ids_to_row(ids: np.ndarray, n_words: int) -> np.ndarray:
     """An int32 bitmask row with the bits of `ids` set."""
-    row = np.zeros(n_words, dtype=np.uint32)
-    ids = np.asarray(ids, dtype=np.int64)
-    np.bitwise_or.at(row, ids >> 5, np.left_shift(np.uint32(1), (ids & 31).astype(np.uint32)))
-    return row.view(np.int32)
+    bits = np.zeros(32 * n_words, dtype=np.bool_)
+    bits[np.asarray(ids, dtype=np.int64)] = True
+    return np.packbits(bits, bitorder="little").view(np.int32)
+
+
+_BASE_ROWS: "weakref.WeakKeyDictionary[TokenTrie, np.ndarray]" = weakref.WeakKeyDictionary()
+
+
+def _base_row(trie: TokenTrie, n_words: int) -> np.ndarray:
+    """The immutable row of every token of `trie`, shared by every grammar over it."""
+    row = _BASE_ROWS.get(trie)
+    if row is None or len(row) != n_words:
+        row = _BASE_ROWS[trie] = immutable(ids_to_row(trie.ids, n_words))
+    return row
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,7 +78,7 @@ class DFATokenSets:
         self.trie.check_ids(vocab.size)
         self.n_words = bitmask_words(vocab.size)
         self.zero_row = immutable(np.zeros(self.n_words, dtype=np.int32))
-        self.base_row = immutable(ids_to_row(self.trie.ids, self.n_words))
+        self.base_row = _base_row(self.trie, self.n_words)
         self.eos_row = immutable(ids_to_row(vocab.eos_token_ids, self.n_words))
         # Past this many differing words a scatter costs more than copying a row of its own.
         self.max_patch_words = max(64, self.n_words // 16)

@@ -304,11 +304,14 @@ def test_escape_ranges_follow_the_character_class(ranges, probes, rnd):
             assert dfa.fullmatch(data) == inside, (hex(cp), data)
 
 
-def test_unconstrained_and_length_only_are_plain_ir():
-    for kwargs in [{}, {"max_length": 10}, {"min_length": 3, "max_length": 200},
-                   {"min_length": 2}, {"max_length": 3000}]:
+def test_large_length_bounds_alone_are_plain_ir():
+    for kwargs in [{"min_length": 3, "max_length": 200}, {"min_length": 40},
+                   {"max_length": 3000}]:
         node = json_string(**kwargs)
         assert not any(isinstance(n, Automaton) for n in walk(node)), kwargs
+    for kwargs in [{}, {"max_length": 10}, {"min_length": 2}]:
+        node = json_string(**kwargs)
+        assert isinstance(node, Automaton) and node is json_string(**kwargs), kwargs
     assert isinstance(json_string(pattern="abc"), Automaton)
 
 

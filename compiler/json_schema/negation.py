@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .constraints import HANDLED, NEGATED, PRESENCE, UNSUPPORTED, Constraints, negated
-from .document import join
 from .values import canonical, exact_number, json_type
 
 if TYPE_CHECKING:

@@ -39,6 +39,7 @@ and only a multipleOf step P > 1 is intersected with them as an `Automaton`.
 """
 from __future__ import annotations
 
+import functools
 import math
 from decimal import Decimal
 from fractions import Fraction
@@ -462,6 +463,42 @@ def number_node(
     if lo is None and hi is None:
         return Automaton(residues, label)
     return intersect(_signed_range(lo, False, hi, False, s), residues, limits=limits, label=label)
+
+
+def number_automaton(
+    *,
+    integer: bool = False,
+    minimum: Exact | None = None,
+    maximum: Exact | None = None,
+    exclusive_minimum: bool = False,
+    exclusive_maximum: bool = False,
+    multiple_of: Exact | None = None,
+    pointer: str = "",
+    limits: Limits = DEFAULT_LIMITS,
+) -> Node:
+    """`number_node` as one `Automaton`, built once per set of constraints and shared by every
+    compile that asks again (a leaf that lowering splices in, with no IR to walk)."""
+    try:
+        return _number_leaf(integer, minimum, maximum, exclusive_minimum, exclusive_maximum,
+                            multiple_of, limits)
+    except BudgetExceeded as exc:
+        raise BudgetExceeded(exc.message, pointer=pointer, code=exc.code) from None
+    except GrammarError as exc:
+        raise GrammarError(exc.message, pointer=pointer, code=exc.code) from None
+
+
+@functools.lru_cache(maxsize=1024)
+def _number_leaf(integer: bool, minimum: Exact | None, maximum: Exact | None,
+                 exclusive_minimum: bool, exclusive_maximum: bool, multiple_of: Exact | None,
+                 limits: Limits) -> Node:
+    from ..pipeline import ir_to_dfa
+
+    node = number_node(integer=integer, minimum=minimum, maximum=maximum,
+                       exclusive_minimum=exclusive_minimum, exclusive_maximum=exclusive_maximum,
+                       multiple_of=multiple_of, limits=limits)
+    if isinstance(node, Automaton):
+        return node
+    return Automaton(ir_to_dfa(node, limits), label="integer" if integer else "number")
 
 
 def _check_sizes(limits: Limits, pointer: str, values: tuple[tuple[Fraction | None, str], ...],

@@ -27,10 +27,10 @@ if TYPE_CHECKING:
 
 def number_text(t: "Translator", c: "Constraints") -> Node | None:
     """The number texts `c` allows, or None if there are none."""
-    from .numbers import number_node
+    from .numbers import number_automaton, number_node
 
     try:
-        node = number_node(integer=c.numbers == "integer", minimum=c.minimum,
+        node = number_automaton(integer=c.numbers == "integer", minimum=c.minimum,
                            maximum=c.maximum, exclusive_minimum=c.exclusive_minimum,
                            exclusive_maximum=c.exclusive_maximum, multiple_of=c.multiple_of,
                            pointer=c.number_pointer, limits=t.limits)
@@ -51,9 +51,10 @@ def number_text(t: "Translator", c: "Constraints") -> Node | None:
         from ..regex import parse_regex
 
         removed.append(parse_regex(".*[eE].*"))
-        removed.append(number_node(integer=True, minimum=c.minimum, maximum=c.maximum,
-                                   exclusive_minimum=c.exclusive_minimum,
-                                   exclusive_maximum=c.exclusive_maximum, limits=t.limits))
+        removed.append(number_automaton(integer=True, minimum=c.minimum, maximum=c.maximum,
+                                        exclusive_minimum=c.exclusive_minimum,
+                                        exclusive_maximum=c.exclusive_maximum,
+                                        limits=t.limits))
     if removed:
         node = difference(node, Choice(tuple(removed)), limits=t.limits, label="number")
         if node.dfa.is_empty_language:

@@ -11,8 +11,10 @@ scalar values. Each character c of a value may be written:
   `\\uD8xx\\uDCxx` (high D800-DBFF then low DC00-DFFF, either case) when c is above U+FFFF.
 An escape is one character for the length. Lone surrogate escapes are never accepted.
 
-Without content and pattern the result is plain IR: `"` character{min,max} `"`. Otherwise the
-value language (content ∩ length ∩ pattern) is determinized, and its minimal DFA D, whose
+Without content and pattern, and with length bounds of more than `_SMALL` characters, the
+result is plain IR: `"` character{min,max} `"` (a counter that large is cheaper to build
+inside the grammar's own automaton). Otherwise the value language (content ∩ length ∩
+pattern) is determinized, and its minimal DFA D, whose
 language is UTF-8 text, is mapped to the literal language: each state s of D reached at a
 character boundary keeps its raw UTF-8 edges except the bytes of '"', '\\' and the controls,
 and gains escape paths to δ*(s, utf8(c)) for every c. The characters leading from s to each
@@ -51,6 +53,8 @@ CodePointMap = list[tuple[int, int, int]]
 """Sorted, disjoint (lo, hi, target) code-point ranges."""
 
 _QUOTE = Literal(b'"')
+_SMALL = 32
+"""Length bounds up to which an unconstrained string is one shared automaton."""
 ANY_STRING = Repeat(ANY_CHAR, 0, None)
 _HEX = CharClass.of([(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)])
 _D = CharClass.of([(0x44, 0x44), (0x64, 0x64)])
@@ -399,7 +403,7 @@ def json_string(
     if max(lo, hi or 0) > limits.max_repeat:
         budget = limits.exceeded("max_repeat", max(lo, hi or 0), "string length bound")
         raise BudgetExceeded(budget.message, pointer=pointer, code=budget.code)
-    if content is None and matches is None:
+    if content is None and matches is None and (lo > _SMALL or (hi or 0) > _SMALL):
         return Seq((_QUOTE, Repeat(_CHARACTER, lo, hi), _QUOTE))
     try:
         return _literals(_key(content), _key(matches), lo, hi, limits)
@@ -417,13 +421,21 @@ def _key(node: Node | None) -> IdentityKey | None:
     return IdentityKey(node.dfa if isinstance(node, Automaton) else node)
 
 
+@functools.lru_cache(maxsize=8)
+def _any_string(limits: Limits) -> DFATable:
+    from ..pipeline import ir_to_dfa
+
+    return ir_to_dfa(ANY_STRING, limits)
+
+
 @functools.lru_cache(maxsize=256)
 def _literals(content: IdentityKey | None, matches: IdentityKey | None, lo: int,
               hi: int | None, limits: Limits) -> Automaton:
     """The literal automaton of the values in `content` and `matches` with lo to hi code
     points, computed once per (value languages, bounds)."""
     operands = [ANY_STRING] + [k.node for k in (content, matches) if k is not None]
-    values = intersect(*operands, limits=limits, label="string value").dfa
+    values = (_any_string(limits) if len(operands) == 1 else
+              intersect(*operands, limits=limits, label="string value").dfa)
     if (lo, hi) != (0, None) and not values.is_empty_language:
         values = counted(values, lo, hi, limits)
     if values.is_empty_language:
