@@ -18,9 +18,11 @@ checked after each rule automaton, so an oversized grammar fails before the rest
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import operator
+import threading
 from collections.abc import Iterable
 
 import numpy as np
@@ -31,6 +33,7 @@ from . import deadline
 from .analyses.common import fold
 from .dfa import byte_classes, merge_columns, subset_table
 from .errors import BudgetExceeded, GrammarError
+from .fingerprint import fingerprint
 from .ir import (
     Automaton,
     CharClass,
@@ -47,6 +50,7 @@ from .lowering import (
     check_references,
     cyclic_components,
     dependency_order,
+    first_references,
     per_grammar,
     reachable_rules,
     rule_uses,
@@ -304,18 +308,45 @@ def _only_finishes(nfa: NFA, state: int) -> bool:
     return nfa.accept in tail and not any(nfa.edge_off[q + 1] > nfa.edge_off[q] for q in tail)
 
 
-def _rule_dfa(nfa: NFA, classes: np.ndarray, limits: Limits) -> tuple[DFATable, np.ndarray]:
-    """The minimal DFA of one rule's NFA, with a call column only for each rule it calls (a
-    grammar of many rules would otherwise give every state a column per rule), and the rules
-    of those columns in order."""
-    calls = nfa.edge_lo >= CALL
-    called, local = np.unique(nfa.edge_lo[calls] - CALL, return_inverse=True)
-    lo, hi = nfa.edge_lo.copy(), nfa.edge_hi.copy()
-    lo[calls] = hi[calls] = CALL + local
-    nfa = dataclasses.replace(nfa, edge_lo=lo, edge_hi=hi)
+@dataclasses.dataclass(frozen=True, eq=False)
+class RuleDFA:
+    """One kept rule's minimal automaton: columns are its own byte classes (`classes`), then
+    one per rule it calls (`called`, in that order)."""
+
+    dfa: DFATable
+    classes: np.ndarray
+    called: tuple[str, ...]
+
+
+_RULE_DFAS: collections.OrderedDict[tuple[object, ...], RuleDFA] = collections.OrderedDict()
+_RULE_DFAS_SIZE = 512
+_rule_dfas_lock = threading.Lock()
+
+
+def rule_dfa(name: str, body: Node, limits: Limits) -> RuleDFA:
+    """The automaton of rule `name` with inlined body `body` (its references are the rules it
+    calls). Cached by the body's structure, so a rule met again in a later compile (the "any
+    JSON value" rule of most schemas, say) costs one fingerprint."""
+    key = (name, fingerprint(body), limits)
+    with _rule_dfas_lock:
+        hit = _RULE_DFAS.get(key)
+        if hit is not None:
+            _RULE_DFAS.move_to_end(key)
+            return hit
+    called = tuple(sorted({r.name for r in first_references(body)}))
+    index = {n: i for i, n in enumerate(called)}
+    nfa = build_nfa(body, limits, calls=index)
+    if name in index:
+        nfa = eliminate_tail_self_calls(nfa, CALL + index[name])
+    classes = byte_classes(nfa)
     dfa = minimize_table(classes, *subset_table(nfa, classes, len(called), limits), 0,
                          compact=False)
-    return dfa, called
+    built = RuleDFA(dfa, classes, called)
+    with _rule_dfas_lock:
+        _RULE_DFAS[key] = built
+        if len(_RULE_DFAS) > _RULE_DFAS_SIZE:
+            _RULE_DFAS.popitem(last=False)
+    return built
 
 
 def build_pushdown(
@@ -338,45 +369,55 @@ def build_pushdown(
 
 
 def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits) -> PushdownTable:
-    index = {name: i for i, name in enumerate(keep)}
     bodies = rule_bodies(grammar, keep, order)
-    nfas = [eliminate_tail_self_calls(build_nfa(bodies[name], limits, calls=index), CALL + i)
-            for i, name in enumerate(keep)]
-    classes = byte_classes(nfas)
-    n_bytes = int(classes.max()) + 1
-    dfas: list[tuple[DFATable, np.ndarray]] = []
+    dfas: list[RuleDFA] = []
     total = 0
-    for name, nfa in zip(keep, nfas):
+    for name in keep:
         deadline.check()
         try:
-            dfas.append(_rule_dfa(nfa, classes, limits))
+            dfas.append(rule_dfa(name, bodies[name], limits))
         except BudgetExceeded as exc:
             raise BudgetExceeded(f"rule '{name}': {exc.message}", line=exc.line,
                                  column=exc.column, pointer=exc.pointer, source=exc.source,
                                  code=exc.code) from None
-        total += dfas[-1][0].n_states
+        total += dfas[-1].dfa.n_states
         if total > limits.max_pushdown_states:
             raise limits.exceeded("max_pushdown_states", f"more than {total}",
                                   "states of all rule automata")
-    return _assemble(grammar, keep, dfas, classes, n_bytes)
+    return _assemble(grammar, keep, dfas)
 
 
-def _assemble(grammar: Grammar, keep: list[str], dfas: list[tuple[DFATable, np.ndarray]],
-              classes: np.ndarray, n_bytes: int) -> PushdownTable:
-    offsets = np.cumsum([0] + [d.n_states for d, _ in dfas])
+def _common_classes(dfas: list[RuleDFA]) -> np.ndarray:
+    """int32[256]: the coarsest byte partition that refines every rule's own classes."""
+    common = np.zeros(256, dtype=np.int64)
+    for d in dfas:
+        _, common = np.unique(common * 65536 + d.classes, return_inverse=True)
+    return common.astype(np.int32)
+
+
+def _assemble(grammar: Grammar, keep: list[str], dfas: list[RuleDFA]) -> PushdownTable:
+    classes = _common_classes(dfas)
+    n_bytes = int(classes.max()) + 1
+    first_byte = np.zeros(n_bytes, dtype=np.int64)
+    first_byte[classes[::-1]] = np.arange(255, -1, -1)
+    index = {name: i for i, name in enumerate(keep)}
+    offsets = np.cumsum([0] + [d.dfa.n_states for d in dfas])
     n = int(offsets[-1])
     transitions = np.full((n, n_bytes), -1, dtype=np.int32)
     accepting = np.zeros(n, dtype=bool)
     state_rule = np.zeros(n, dtype=np.int32)
     sources, callees, targets = [], [], []
-    for r, (d, called) in enumerate(dfas):
+    for r, rule in enumerate(dfas):
+        d = rule.dfa
+        own = int(rule.classes.max()) + 1
         base = int(offsets[r])
         rows = slice(base, base + d.n_states)
-        byte_part = d.transitions[:, :n_bytes]
+        byte_part = d.transitions[:, rule.classes[first_byte]]
         transitions[rows] = np.where(byte_part >= 0, byte_part + base, -1)
         accepting[rows] = d.accepting
         state_rule[rows] = r
-        call_part = d.transitions[:, n_bytes:]
+        call_part = d.transitions[:, own:]
+        called = np.array([index[c] for c in rule.called], dtype=np.int32)
         s, callee = np.nonzero(call_part >= 0)
         sources.append(s + base)
         callees.append(called[callee])
@@ -393,7 +434,7 @@ def _assemble(grammar: Grammar, keep: list[str], dfas: list[tuple[DFATable, np.n
         call_rule=np.concatenate(callees).astype(np.int32),
         call_next=np.concatenate(targets).astype(np.int32),
         state_rule=state_rule,
-        rule_start=offsets[:-1].astype(np.int32) + np.array([d.start for d, _ in dfas], dtype=np.int32),
+        rule_start=offsets[:-1].astype(np.int32) + np.array([d.dfa.start for d in dfas], dtype=np.int32),
         start_rule=keep.index(grammar.start),
         rule_names=tuple(keep),
     )

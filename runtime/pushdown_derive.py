@@ -12,6 +12,18 @@ import numpy as np
 from numba import njit
 
 
+@njit(cache=True, nogil=True)
+def byte_bits(transitions, byte_class):  # type: ignore[no-untyped-def]
+    """uint64[n, 4]: per state, the set of bytes it has a move on."""
+    n = transitions.shape[0]
+    out = np.zeros((n, 4), dtype=np.uint64)
+    for s in range(n):
+        for b in range(256):
+            if transitions[s, byte_class[b]] >= 0:
+                out[s, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+    return out
+
+
 def _csr(n: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(offsets int64[n + 1], order) grouping the positions of `keys` (in [0, n)) by key."""
     order = np.argsort(keys, kind="stable")

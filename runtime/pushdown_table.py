@@ -27,12 +27,7 @@ import numpy as np
 
 from .arrays import checked_array, immutable
 from .dfa_table import checked_state
-from .pushdown_derive import ends_fixpoint, propagate_or, reachable_and_live
-
-
-def _pack(rows: np.ndarray) -> np.ndarray:
-    """bool[n, 256] as uint64[n, 4] bit sets."""
-    return np.ascontiguousarray(np.packbits(rows, axis=1, bitorder="little")).view(np.uint64)
+from .pushdown_derive import byte_bits, ends_fixpoint, propagate_or, reachable_and_live
 
 
 def _unpack(bits: np.ndarray) -> np.ndarray:
@@ -67,7 +62,7 @@ class PushdownTable:
             object.__setattr__(self, name, checked_array(getattr(self, name), dtype, name, ndim))
         self._check_shapes()
         self._check_trimmed()
-        nullable, ends, _, follow, can_end = self._derived()
+        nullable, ends, follow, can_end = self._derived()
         for name, a in (("nullable", nullable), ("ends", ends), ("follow", follow),
                         ("can_end", can_end)):
             object.__setattr__(self, name, immutable(a))
@@ -153,8 +148,8 @@ class PushdownTable:
         if not live.all():
             raise ValueError(f"not trimmed: {int((~live).sum())} states cannot reach acceptance")
 
-    def _derived(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(nullable, ends, first, follow, can_end) as least fixpoints over the call edges.
+    def _derived(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(nullable, ends, follow, can_end) as least fixpoints over the call edges.
 
         `ends[s]`: the rule can finish from s by calls of nullable rules alone, and a rule is
         nullable when its start ends; `first[s]`: the bytes that can come next from s inside
@@ -166,7 +161,7 @@ class PushdownTable:
         ends = ends_fixpoint(self.accepting, src, callee, nxt, rstart)
         nullable = ends[rstart]
         skips = nullable[callee]
-        first = propagate_or(_pack(self.transitions[:, self.byte_class] >= 0),
+        first = propagate_or(byte_bits(self.transitions, self.byte_class),
                              np.concatenate([rstart[callee], nxt[skips]]),
                              np.concatenate([src, src[skips]]))
         follow = np.zeros((self.n_rules, 4), dtype=np.uint64)
@@ -177,5 +172,4 @@ class PushdownTable:
         can_end = np.zeros((self.n_rules, 1), dtype=np.uint64)
         can_end[self.start_rule] = 1
         can_end = propagate_or(can_end, caller, called)[:, 0] != 0
-        first, follow = _unpack(first), _unpack(follow)
-        return nullable, ends, first, follow, can_end
+        return nullable, ends, _unpack(follow), can_end
