@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
 from contextlib import contextmanager
 
 from .limits import Limits
@@ -58,6 +59,18 @@ def expired() -> bool:
     try another way must then be raised instead)."""
     deadline: Deadline | None = getattr(_local, "deadline", None)
     return deadline is not None and deadline.remaining() < 0
+
+
+T = TypeVar("T")
+
+
+def checked(items: Iterable[T], every: int = 1024) -> Iterator[T]:
+    """`items` with the deadline checked every `every` of them (a token stream fed to Lark,
+    whose parse could otherwise not be interrupted)."""
+    for i, item in enumerate(items):
+        if not i % every:
+            check()
+        yield item
 
 
 def check() -> None:

@@ -18,6 +18,7 @@ from importlib.resources import files
 from lark import Lark, Token, UnexpectedInput, UnexpectedToken
 from lark.lark import PostLex
 
+from . import deadline
 from .errors import BudgetExceeded, GrammarError
 from .gbnf_printer import is_gbnf_name, to_gbnf
 from .ir import CharClass, Grammar, Literal, Node, Repeat, Rule, RuleRef, Seq, Span, complement_ranges
@@ -122,7 +123,7 @@ class _Lines(PostLex):
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
         depth, previous = 0, None
-        for tok in stream:
+        for tok in deadline.checked(stream):
             if tok.type == "_NL":
                 if depth > 0 or previous in (None, "_NL", "BAR", "DEFINE"):
                     continue
@@ -348,7 +349,8 @@ def parse_gbnf(text: str, *, source: str | None = None, start: str = "root",
         if nul >= 0:
             raise _err("NUL character in the grammar: llama.cpp stops reading there; write \\x00 "
                        "inside a string or class", *_end_position(text[:nul]))
-        grammar = _parser().parse(text)
+        with deadline.compile_deadline(limits):
+            grammar = _parser().parse(text)
         assert isinstance(grammar, Grammar)
         return Grammar(grammar.rules, start=start, source=source)
     except UnexpectedInput as e:

@@ -15,7 +15,9 @@ class Limits:
 
     `max_pattern_length` bounds the text of every input (regex, GBNF, Lark, JSON Schema), in
     characters; `max_rules` the rules of a grammar; `max_dfa_states` each automaton (a DFA,
-    one rule's automaton, one product); `max_pushdown_states` all the rule automata of a
+    one rule's automaton, one product); `max_inline_states` a first attempt that has a cheaper
+    fallback (a grammar's single DFA, a rule with other rules inlined into it), past which every
+    rule is kept as a rule instead; `max_pushdown_states` all the rule automata of a
     recursive grammar together; `max_compile_seconds` (a float) the wall time of one compile;
     `max_table_bytes` the memory of the compiled tables (automata and precomputed token sets).
     `max_step_work` and `max_earley_items` bound the matchers of the compiled grammar (see
@@ -26,6 +28,7 @@ class Limits:
     max_repeat: int = 10_000
     max_nfa_states: int = 1_000_000
     max_dfa_states: int = 20_000
+    max_inline_states: int = 4_096
     max_pushdown_states: int = 200_000
     max_schema_depth: int = 2_000
     max_schema_rules: int = 20_000

@@ -8,6 +8,7 @@ and why.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from ..runtime.compiled import CompiledGrammar
@@ -107,6 +108,26 @@ def compile_regex(
                           limits=limits, precompute=precompute)
 
 
+def _inlining(limits: Limits) -> Limits:
+    """The limits of a first attempt that has a cheaper fallback (a regular grammar's single
+    DFA, rule automata with most rules inlined): past `max_inline_states` states the compiler
+    stops building it and keeps every rule as a rule."""
+    if limits.max_inline_states >= limits.max_dfa_states:
+        return limits
+    # An NFA many times the DFA budget is not worth determinizing either.
+    return dataclasses.replace(limits, max_dfa_states=limits.max_inline_states,
+                               max_nfa_states=min(limits.max_nfa_states,
+                                                  64 * limits.max_inline_states))
+
+
+def _over(exc: BudgetExceeded, limits: Limits) -> str:
+    """What a first attempt went over: `max_inline_states`, or the error's own limit."""
+    if limits.max_inline_states < limits.max_dfa_states and (
+            "max_dfa_states" in exc.message or "max_nfa_states" in exc.message):
+        return f"more than {limits.max_inline_states} states, Limits.max_inline_states"
+    return exc.message
+
+
 def compile_grammar(
     grammar: Grammar,
     vocab: Vocabulary,
@@ -142,25 +163,27 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
         why = "pushdown: asked for"
     elif cycle is None:
         try:
-            return compile_ir(inline_regular(grammar), vocab, source=source, limits=limits,
+            return compile_ir(inline_regular(grammar), vocab, source=source,
+                              limits=limits if kind == "dfa" else _inlining(limits),
                               precompute=precompute,
                               notes=("dfa: no rule reachable from the start is recursive",))
         except BudgetExceeded as exc:
             if kind == "dfa" or deadline.expired():
                 raise
             keep_all = True
-            why = f"pushdown: the grammar is regular but its DFA is over budget ({exc.message})"
+            why = f"pushdown: the grammar is regular but its DFA is over budget ({_over(exc, limits)})"
     else:
         why = "pushdown: the grammar is recursive (" + " -> ".join(cycle) + ")"
     from .rule_automata import build_pushdown
 
     try:
-        table = build_pushdown(grammar, limits, keep_all=keep_all)
+        table = build_pushdown(grammar, limits if keep_all else _inlining(limits),
+                               keep_all=keep_all)
     except BudgetExceeded as exc:
         if keep_all or deadline.expired():
             raise
         table = build_pushdown(grammar, limits, keep_all=True)
-        why += f"; every rule kept as a rule, since inlining went over budget ({exc.message})"
+        why += f"; every rule kept as a rule, since inlining went over budget ({_over(exc, limits)})"
     check_table_bytes(table.nbytes(), limits, "rule automata tables")
     compiled = CompiledGrammar(vocab=vocab, pushdown=table, source=source, notes=(why,),
                                runtime_limits=limits.runtime())

@@ -13,10 +13,13 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from importlib.resources import files
+from collections.abc import Iterator
 from typing import Union
 
 from lark import Lark, Token, UnexpectedInput, UnexpectedToken
+from lark.lark import PostLex
 
+from . import deadline
 from .errors import BudgetExceeded, GrammarError
 from .ir import CharClass, Choice, Literal, Node, Repeat, Seq, Span, complement_ranges
 from .normalize import concat, cover
@@ -393,11 +396,20 @@ class _Builder:
         return children[0].node
 
 
+class _Interruptible(PostLex):
+    """The token stream with the compile deadline checked as it goes."""
+
+    always_accept = ()
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        return deadline.checked(stream)
+
+
 @functools.lru_cache(maxsize=None)
 def _parser() -> Lark:
     grammar = (files("grammask.specs") / "regex.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", lexer="contextual", transformer=_Builder(),
-                maybe_placeholders=False)
+    return Lark(grammar, parser="lalr", lexer="contextual", postlex=_Interruptible(),
+                transformer=_Builder(), maybe_placeholders=False)
 
 
 @functools.lru_cache(maxsize=None)
@@ -453,7 +465,8 @@ def parse_regex(pattern: str, *, limits: Limits = DEFAULT_LIMITS) -> Node:
     parser = _parser()
     token = _LIMITS.set(limits)
     try:
-        return parser.parse(pattern)
+        with deadline.compile_deadline(limits):
+            return parser.parse(pattern)
     except UnexpectedInput as e:
         raise _syntax_error(e, pattern) from None
     except RecursionError:

@@ -20,7 +20,7 @@ from .corpus import PATTERNS, grammar_seeds, schema_seeds
 from .mutators import mutate_text, schema_mutator
 
 LIMIT_ARGS = [arg for name in ("max_nfa_states", "max_dfa_states", "max_repeat",
-                               "max_schema_depth", "max_schema_rules")
+                               "max_schema_depth", "max_schema_rules", "max_compile_seconds")
               for arg in ("--limit", f"{name}={getattr(LIMITS, name)}")]
 TEXTS = ["", "{}", '{"a": 1}', "[1, 2]", '"x"', "1+2*3", "abc", "null", "é中\x00", " "]
 COMMANDS: dict[str, list[list[str]]] = {
@@ -65,7 +65,8 @@ def cli_target(rng: random.Random) -> Target:
 
     def run(text: str) -> bool:
         header, body = _split(text)
-        path = workdir / f"input{Path(header[0]).suffix or '.txt'}"
+        ext = header[0] if header[0] in (".gbnf", ".lark", ".regex", ".json") else ".txt"
+        path = workdir / f"input{ext}"
         path.write_bytes(body.encode("utf-8", "surrogatepass"))
         argv = [str(path) if a == "{file}" else a for a in header[1:]] + LIMIT_ARGS
         out, err = io.StringIO(), io.StringIO()

@@ -78,6 +78,16 @@ def test_class_listing_every_code_point_is_over_max_pattern_length() -> None:
     budget("max_pattern_length", lambda: compile_regex(f"[{listed}]", VOCAB))
 
 
+@pytest.mark.parametrize("parse", [
+    lambda limits: compile_regex("(a|b)" * 150_000, VOCAB, limits=limits),
+    lambda limits: compile_gbnf("root ::= " + '("a" | "b") ' * 70_000, VOCAB, limits=limits),
+], ids=["regex", "gbnf"])
+def test_parsing_a_huge_input_stops_at_the_compile_deadline(parse: object) -> None:
+    # Found by fuzzing: Lark takes seconds over inputs this long; its token stream checks the
+    # deadline.
+    budget("max_compile_seconds", lambda: parse(Limits(max_compile_seconds=0.2)))  # type: ignore[operator]
+
+
 def test_100000_alternatives_work() -> None:
     compiled = compile_regex("|".join(f"w{i}" for i in range(100_000)), VOCAB)
     assert accepts(compiled, b"w99999") and not accepts(compiled, b"w100000")
@@ -131,7 +141,10 @@ def test_left_recursive_chain_10000_rules_deep_over_the_state_budgets() -> None:
 
 
 def test_left_recursive_chain_5000_rules_deep_works() -> None:
-    compiled = compile_gbnf(_left_chain(5_000, "::=", "root"), VOCAB)
+    # Inlined into two rule automata (more states than a first attempt may build by default).
+    compiled = compile_gbnf(_left_chain(5_000, "::=", "root"), VOCAB,
+                            limits=Limits(max_inline_states=20_000))
+    assert compiled.pushdown is not None and compiled.pushdown.n_rules == 2
     good, bad = _chain_words(5_000)
     assert all(accepts(compiled, t) for t in good) and not any(accepts(compiled, t) for t in bad)
 
