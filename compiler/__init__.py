@@ -2,6 +2,7 @@
 from .errors import BudgetExceeded, GrammarError
 from .limits import DEFAULT_LIMITS, Limits
 from .pipeline import (
+    clear_caches,
     compile_gbnf,
     compile_grammar,
     compile_ir,
@@ -16,6 +17,7 @@ __all__ = [
     "DEFAULT_LIMITS",
     "GrammarError",
     "Limits",
+    "clear_caches",
     "compile_gbnf",
     "compile_grammar",
     "compile_ir",

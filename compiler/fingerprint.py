@@ -58,4 +58,12 @@ def fingerprint(node: Node) -> tuple[int, int]:
         return _generation, memo[id(node)]
 
 
-__all__ = ["fingerprint"]
+def reset() -> None:
+    """Forget every fingerprint (the next ones belong to a new generation)."""
+    global _generation
+    with _lock:
+        _table.clear()
+        _generation += 1
+
+
+__all__ = ["fingerprint", "reset"]

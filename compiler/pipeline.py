@@ -108,6 +108,21 @@ def compile_regex(
                           limits=limits, precompute=precompute)
 
 
+def clear_caches() -> None:
+    """Forget the automata a process keeps across compiles (rule automata by structure,
+    shared number and string automata, NFA fragments, results of language operations): the
+    next compile builds them again, as the first compile of a process does."""
+    from . import fingerprint, language_ops, nfa, rule_automata
+    from .json_schema import numbers, strings
+
+    rule_automata.clear_rule_dfas()
+    fingerprint.reset()
+    for cached in (language_ops._node_dfa, language_ops._product, nfa._composite_fragment,
+                   nfa._automaton_edges, strings._any_string, strings._literals,
+                   numbers._number_leaf):
+        cached.cache_clear()
+
+
 def _inlining(limits: Limits) -> Limits:
     """The limits of a first attempt that has a cheaper fallback (a regular grammar's single
     DFA, rule automata with most rules inlined): past `max_inline_states` states the compiler

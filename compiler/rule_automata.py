@@ -323,6 +323,12 @@ _RULE_DFAS_SIZE = 512
 _rule_dfas_lock = threading.Lock()
 
 
+def clear_rule_dfas() -> None:
+    """Forget the rule automata kept across compiles."""
+    with _rule_dfas_lock:
+        _RULE_DFAS.clear()
+
+
 def rule_dfa(name: str, body: Node, limits: Limits) -> RuleDFA:
     """The automaton of rule `name` with inlined body `body` (its references are the rules it
     calls). Cached by the body's structure, so a rule met again in a later compile (the "any
