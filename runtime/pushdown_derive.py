@@ -2,8 +2,8 @@
 size of the table: the trimmed check and the least fixpoints `ends`/`nullable`, `first` and
 `follow`/`can_end` (see `PushdownTable._derived`).
 
-The graphs are edge lists: every move of a state (byte or call) for the trimmed check, and the
-call edges (source state, callee rule, next state) for the fixpoints. Kernels take validated
+The trimmed check walks the table itself (byte moves and call edges); the fixpoints walk the
+call edges (source state, callee rule, next state). Kernels take validated
 tables only (every index in range); bit sets of bytes are uint64[., 4].
 """
 from __future__ import annotations
@@ -15,13 +15,97 @@ from numba import njit
 @njit(cache=True, nogil=True)
 def byte_bits(transitions, byte_class):  # type: ignore[no-untyped-def]
     """uint64[n, 4]: per state, the set of bytes it has a move on."""
-    n = transitions.shape[0]
+    n, k = transitions.shape
+    of_class = np.zeros((k, 4), dtype=np.uint64)
+    for b in range(256):
+        of_class[byte_class[b], b >> 6] |= np.uint64(1) << np.uint64(b & 63)
     out = np.zeros((n, 4), dtype=np.uint64)
     for s in range(n):
-        for b in range(256):
-            if transitions[s, byte_class[b]] >= 0:
-                out[s, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+        for c in range(k):
+            if transitions[s, c] >= 0:
+                for w in range(4):
+                    out[s, w] |= of_class[c, w]
     return out
+
+
+@njit(cache=True, nogil=True)
+def table_structure(transitions, call_offsets, call_next, state_rule, rule_start, accepting):  # type: ignore[no-untyped-def]
+    """(moves that leave their rule, states unreachable from every rule start, states that
+    cannot reach an accepting state of their rule), counting byte and call moves alike, for a
+    table whose indices are already checked to lie in range."""
+    n, k = transitions.shape
+    leaving = 0
+    counts = np.zeros(n + 1, dtype=np.int64)
+    for s in range(n):
+        for c in range(k):
+            t = transitions[s, c]
+            if t >= 0:
+                counts[t + 1] += 1
+                if state_rule[t] != state_rule[s]:
+                    leaving += 1
+        for j in range(call_offsets[s], call_offsets[s + 1]):
+            t = call_next[j]
+            counts[t + 1] += 1
+            if state_rule[t] != state_rule[s]:
+                leaving += 1
+    for s in range(n):
+        counts[s + 1] += counts[s]
+    preds = np.empty(counts[n], dtype=np.int64)
+    fill = counts[:n].copy()
+    for s in range(n):
+        for c in range(k):
+            t = transitions[s, c]
+            if t >= 0:
+                preds[fill[t]] = s
+                fill[t] += 1
+        for j in range(call_offsets[s], call_offsets[s + 1]):
+            t = call_next[j]
+            preds[fill[t]] = s
+            fill[t] += 1
+    stack = np.empty(n, dtype=np.int64)
+    seen = np.zeros(n, dtype=np.bool_)
+    top = 0
+    for s in rule_start:
+        if not seen[s]:
+            seen[s] = True
+            stack[top] = s
+            top += 1
+    reached = top
+    while top:
+        top -= 1
+        s = stack[top]
+        for c in range(k):
+            t = transitions[s, c]
+            if t >= 0 and not seen[t]:
+                seen[t] = True
+                stack[top] = t
+                top += 1
+                reached += 1
+        for j in range(call_offsets[s], call_offsets[s + 1]):
+            t = call_next[j]
+            if not seen[t]:
+                seen[t] = True
+                stack[top] = t
+                top += 1
+                reached += 1
+    live = np.zeros(n, dtype=np.bool_)
+    for s in range(n):
+        if accepting[s]:
+            live[s] = True
+            stack[top] = s
+            top += 1
+    alive = top
+    while top:
+        top -= 1
+        s = stack[top]
+        for j in range(counts[s], counts[s + 1]):
+            p = preds[j]
+            if not live[p]:
+                live[p] = True
+                stack[top] = p
+                top += 1
+                alive += 1
+    return leaving, n - reached, n - alive
 
 
 def _csr(n: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -30,41 +114,6 @@ def _csr(n: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(keys, minlength=n), out=offsets[1:])
     return offsets, order
-
-
-@njit(cache=True, nogil=True)
-def _reach(offsets, order, targets, seeds, n):  # type: ignore[no-untyped-def]
-    """bool[n]: the nodes reachable from `seeds` along edges e (grouped by source through
-    offsets/order) to targets[e]."""
-    seen = np.zeros(n, dtype=np.bool_)
-    stack = np.empty(n, dtype=np.int64)
-    top = 0
-    for s in seeds:
-        if not seen[s]:
-            seen[s] = True
-            stack[top] = s
-            top += 1
-    while top:
-        top -= 1
-        s = stack[top]
-        for j in range(offsets[s], offsets[s + 1]):
-            t = targets[order[j]]
-            if not seen[t]:
-                seen[t] = True
-                stack[top] = t
-                top += 1
-    return seen
-
-
-def reachable_and_live(n: int, src: np.ndarray, dst: np.ndarray, starts: np.ndarray,
-                       accepting: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(reachable from some state of `starts`, can reach an accepting state) per state of the
-    graph with edges src[e] -> dst[e]."""
-    forward = _csr(n, src)
-    backward = _csr(n, dst)
-    reach = _reach(forward[0], forward[1], dst, starts.astype(np.int64), n)
-    live = _reach(backward[0], backward[1], src, np.flatnonzero(accepting), n)
-    return reach, live
 
 
 @njit(cache=True, nogil=True)

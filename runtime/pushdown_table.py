@@ -27,7 +27,7 @@ import numpy as np
 
 from .arrays import checked_array, immutable
 from .dfa_table import checked_state
-from .pushdown_derive import byte_bits, ends_fixpoint, propagate_or, reachable_and_live
+from .pushdown_derive import byte_bits, ends_fixpoint, propagate_or, table_structure
 
 
 def _unpack(bits: np.ndarray) -> np.ndarray:
@@ -61,7 +61,7 @@ class PushdownTable:
                                   ("state_rule", np.int32, 1), ("rule_start", np.int32, 1)):
             object.__setattr__(self, name, checked_array(getattr(self, name), dtype, name, ndim))
         self._check_shapes()
-        self._check_trimmed()
+        self._check_structure()
         nullable, ends, follow, can_end = self._derived()
         for name, a in (("nullable", nullable), ("ends", ends), ("follow", follow),
                         ("can_end", can_end)):
@@ -126,27 +126,20 @@ class PushdownTable:
         if (self.state_rule[self.rule_start] != np.arange(r)).any():
             raise ValueError("rule_start[r] must be a state of rule r")
         object.__setattr__(self, "start_rule", checked_state(self.start_rule, r, "start_rule"))
-        src = np.repeat(np.arange(n), k).reshape(n, k)
-        moved = tr >= 0
-        if (self.state_rule[tr[moved]] != self.state_rule[src[moved]]).any():
-            raise ValueError("a byte transition leaves its rule")
-        call_src = np.repeat(np.arange(n), np.diff(off))
-        if (self.state_rule[self.call_next] != self.state_rule[call_src]).any():
-            raise ValueError("a call edge leaves its rule")
 
     def _call_sources(self) -> np.ndarray:
         return np.repeat(np.arange(self.n_states), np.diff(self.call_offsets))
 
-    def _check_trimmed(self) -> None:
-        moved_from, column = np.nonzero(self.transitions >= 0)
-        src = np.concatenate([moved_from, self._call_sources()])
-        dst = np.concatenate([self.transitions[moved_from, column], self.call_next])
-        reach, live = reachable_and_live(self.n_states, src, dst, self.rule_start,
-                                         self.accepting)
-        if not reach.all():
-            raise ValueError(f"not trimmed: {int((~reach).sum())} states unreachable")
-        if not live.all():
-            raise ValueError(f"not trimmed: {int((~live).sum())} states cannot reach acceptance")
+    def _check_structure(self) -> None:
+        leaving, unreachable, dead = table_structure(
+            self.transitions, self.call_offsets, self.call_next, self.state_rule,
+            self.rule_start, self.accepting)
+        if leaving:
+            raise ValueError(f"{leaving} moves (byte or call) leave their rule")
+        if unreachable:
+            raise ValueError(f"not trimmed: {unreachable} states unreachable")
+        if dead:
+            raise ValueError(f"not trimmed: {dead} states cannot reach acceptance")
 
     def _derived(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(nullable, ends, follow, can_end) as least fixpoints over the call edges.

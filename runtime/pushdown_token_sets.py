@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .content_tokens import content_split
 from .earley import OVERFLOW, EarleyArrays
 from .pushdown_kernels import (
     BASE,
@@ -76,6 +77,9 @@ class PushdownTokenSets:
         self.trie.check_ids(vocab.size)
         self.n_words = bitmask_words(vocab.size)
         self.base_row, self.skip = _trie_arrays(self.trie, self.n_words)
+        self.split = content_split(self.trie, self.n_words)
+        self.rest_skip = np.empty(self.split.rest.n_tokens, dtype=np.int32)
+        next_shorter_prefix(self.split.rest.lcp, self.rest_skip)
         self.eos_ids = np.asarray(vocab.eos_token_ids, dtype=np.int64)
         self.max_patch_words = max(64, self.n_words // 16)
         self.g = (table.transitions, table.byte_class, table.accepting, table.call_offsets,
@@ -113,19 +117,36 @@ class PushdownTokenSets:
                 progress(s + 1, n)
 
     def _classify(self, state: int) -> tuple[np.ndarray, np.ndarray, int]:
-        t = self.trie
+        """(accepted row, uncertain trie positions, accepted count) of `state`: content tokens
+        that lead into a content loop are accepted unwalked (`ContentSplit.plan`), the rest
+        walked slice by slice."""
+        tr, bc = self.table.transitions, self.table.byte_class
+        known, n_acc, slices = self.split.plan(tr, bc, state)
+        words = np.zeros(self.n_words, dtype=np.uint32) if known is None else known
         follow = self.table.follow[int(self.table.state_rule[state])]
-        uncertain = np.empty(max(1, t.n_tokens), dtype=np.int32)
-        popok = np.zeros(t.max_len + 2, dtype=np.bool_)
-        chain = np.zeros((t.max_len + 2, 3), dtype=np.int64)
-        while True:
-            words = np.zeros(self.n_words, dtype=np.uint32)
-            n_acc, n_unc = classify_tokens(self.g, self._scratch.kernel_args(), np.int32(state),
-                                           follow, t.data, t.offsets, t.lcp, self.skip, t.ids,
-                                           popok, chain, words, uncertain)
-            if n_acc != OVERFLOW:
-                return words, uncertain[:n_unc].copy(), int(n_acc)
-            self._scratch.grow()
+        max_len = self.trie.max_len
+        popok = np.zeros(max_len + 2, dtype=np.bool_)
+        chain = np.zeros((max_len + 2, 3), dtype=np.int64)
+        found: list[np.ndarray] = []
+        for piece in slices:
+            t, a, b = piece.trie, piece.begin, piece.end
+            skip = self.skip if t is self.trie else self.rest_skip
+            if a or b < len(skip):
+                skip = np.minimum(skip[a:b] - a, b - a)
+            uncertain = np.empty(max(1, b - a), dtype=np.int32)
+            while True:
+                # A pass cut short by OVERFLOW set only bits of accepted tokens: kept.
+                n, n_unc = classify_tokens(self.g, self._scratch.kernel_args(), np.int32(state),
+                                           follow, t.data, t.offsets[a:b + 1], t.lcp[a:b], skip,
+                                           t.ids[a:b], popok, chain, words, uncertain)
+                if n != OVERFLOW:
+                    break
+                self._scratch.grow()
+            n_acc += int(n)
+            found.append(self.split.position(piece, uncertain[:n_unc]))
+        positions = found[0] if len(found) == 1 else \
+            np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
+        return words, positions, n_acc
 
     def _store(self, state: int, words: np.ndarray, uncertain: np.ndarray, n_accepted: int
                ) -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .arrays import immutable
+from .content_tokens import content_split
 from .dfa_kernels import trie_token_row
 from .dfa_table import DFATable
 from .token_trie import TokenTrie, token_trie
@@ -86,10 +87,13 @@ class DFATokenSets:
         self._lock = threading.Lock()
 
     def _compute(self, state: int) -> StateTokens:
-        t = self.trie
-        words = np.zeros(self.n_words, dtype=np.uint32)
-        n_allowed = trie_token_row(self.dfa.transitions, self.dfa.byte_class, np.int32(state),
-                                   t.data, t.offsets, t.lcp, t.ids, t.max_len, words)
+        tr, bc = self.dfa.transitions, self.dfa.byte_class
+        known, n_allowed, slices = content_split(self.trie, self.n_words).plan(tr, bc, state)
+        words = np.zeros(self.n_words, dtype=np.uint32) if known is None else known
+        for piece in slices:
+            t, a, b = piece.trie, piece.begin, piece.end
+            n_allowed += trie_token_row(tr, bc, np.int32(state), t.data, t.offsets[a:b + 1],
+                                        t.lcp[a:b], t.ids[a:b], t.max_len, words)
         row = words.view(np.int32)
         if self.dfa.accepting[state]:
             row |= self.eos_row
