@@ -310,8 +310,8 @@ def _only_finishes(nfa: NFA, state: int) -> bool:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class RuleDFA:
-    """One kept rule's minimal automaton: columns are its own byte classes (`classes`), then
-    one per rule it calls (`called`, in that order)."""
+    """One kept rule's minimal automaton: columns are its own byte classes (`classes`, no two
+    with equal columns), then one per rule it calls (`called`, in that order)."""
 
     dfa: DFATable
     classes: np.ndarray
@@ -347,6 +347,13 @@ def rule_dfa(name: str, body: Node, limits: Limits) -> RuleDFA:
     classes = byte_classes(nfa)
     dfa = minimize_table(classes, *subset_table(nfa, classes, len(called), limits), 0,
                          compact=False)
+    own = int(classes.max()) + 1
+    new_of_old, first = merge_columns(dfa.transitions[:, :own])
+    if len(first) < own:
+        dfa = DFATable(byte_class=new_of_old[dfa.byte_class], transitions=np.ascontiguousarray(
+            np.concatenate((dfa.transitions[:, first], dfa.transitions[:, own:]), axis=1)),
+            accepting=dfa.accepting, start=dfa.start)
+        classes = new_of_old[classes]
     built = RuleDFA(dfa, classes, called)
     with _rule_dfas_lock:
         _RULE_DFAS[key] = built
@@ -394,7 +401,9 @@ def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits) 
 
 
 def _common_classes(dfas: list[RuleDFA]) -> np.ndarray:
-    """int32[256]: the coarsest byte partition that refines every rule's own classes."""
+    """int32[256]: the coarsest byte partition that refines every rule's own classes. Two of
+    its classes are apart in some rule, whose columns for them differ (`RuleDFA`), so the
+    assembled table has no two equal columns."""
     common = np.zeros(256, dtype=np.int64)
     for d in dfas:
         _, common = np.unique(common * 65536 + d.classes, return_inverse=True)
@@ -431,10 +440,9 @@ def _assemble(grammar: Grammar, keep: list[str], dfas: list[RuleDFA]) -> Pushdow
     source = np.concatenate(sources)
     call_offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(np.bincount(source, minlength=n), out=call_offsets[1:])
-    new_of_old, columns = merge_columns(transitions)
     return PushdownTable(
-        byte_class=new_of_old[classes],
-        transitions=np.ascontiguousarray(transitions[:, columns]),
+        byte_class=classes,
+        transitions=transitions,
         accepting=accepting,
         call_offsets=call_offsets,
         call_rule=np.concatenate(callees).astype(np.int32),

@@ -4,7 +4,10 @@ For each state that a fill meets, `classify_tokens` splits the vocabulary into a
 uncertain and rejected tokens (see `pushdown_kernels`). The accepted row is stored like the DFA
 path's rows: a default (zero row, or the base row of every producible token) plus patched
 words, or a row of its own past 1/16 of the words; uncertain tokens are stored as ascending
-trie positions. Sets are computed on first use and memoized (`precompute` does every state).
+trie positions. A row or uncertain list equal to one already stored is shared, not stored
+again: states of one grammar mostly repeat a few of them (the inside of every string, the
+tokens past the end of every number), which keeps the stores small and their growth rare.
+Sets are computed on first use and memoized (`precompute` does every state).
 
 The store is one snapshot tuple (meta, dense, base, patches, uncertain) that kernels read.
 Writers hold the lock; an entry's data is written before its STATUS, and arrays that must grow
@@ -92,6 +95,9 @@ class PushdownTokenSets:
         self.snapshot: tuple[np.ndarray, ...] = (
             meta, np.zeros((0, self.n_words), dtype=np.uint32), self.base_row,
             np.zeros((64, 2), dtype=np.uint32), np.zeros(64, dtype=np.int32))
+        self._unc_store = self.snapshot[4]
+        self._unc_index: dict[int, list[int]] = {}
+        self._row_index: dict[int, list[int]] = {}
         self._scratch = EarleyArrays.empty(table.n_states)
         self._lock = threading.Lock()
         self.n_computed = 0
@@ -157,10 +163,7 @@ class PushdownTokenSets:
             best_kind, best_idx = BASE, base_idx
         entry = np.zeros(7, dtype=np.int64)
         if len(best_idx) > self.max_patch_words:
-            slot = self._n["dense"]
-            dense = _grown(dense, slot + 1)
-            dense[slot] = words
-            self._n["dense"] = slot + 1
+            dense, slot = self._stored_row(dense, words)
             entry[DEFAULT], entry[SLOT] = OWN, slot
         else:
             p = self._n["patches"]
@@ -169,11 +172,8 @@ class PushdownTokenSets:
             patches[p:p + len(best_idx), 1] = words[best_idx]
             self._n["patches"] = p + len(best_idx)
             entry[DEFAULT], entry[PATCH_BEGIN], entry[PATCH_LEN] = best_kind, p, len(best_idx)
-        u = self._n["uncertain"]
-        unc_store = _grown(unc_store, u + len(uncertain))
-        unc_store[u:u + len(uncertain)] = uncertain
-        self._n["uncertain"] = u + len(uncertain)
-        entry[UNC_BEGIN], entry[UNC_LEN] = u, len(uncertain)
+        entry[UNC_BEGIN], entry[UNC_LEN] = self._stored_uncertain(uncertain), len(uncertain)
+        unc_store = self._unc_store
         old = self.snapshot
         if dense is not old[1] or patches is not old[3] or unc_store is not old[4]:
             meta = meta.copy()
@@ -183,6 +183,37 @@ class PushdownTokenSets:
         self.n_computed += 1
         self.n_accepted += n_accepted
         self.n_uncertain += len(uncertain)
+
+    def _stored_row(self, dense: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, int]:
+        """(the dense store, grown when needed; the slot of `words` in it): many states accept
+        the very same tokens (the inside of every string, say), so an equal row is stored once."""
+        key = hash(words.tobytes())
+        for slot in self._row_index.get(key, ()):
+            if np.array_equal(dense[slot], words):
+                return dense, slot
+        slot = self._n["dense"]
+        dense = _grown(dense, slot + 1)
+        dense[slot] = words
+        self._n["dense"] = slot + 1
+        self._row_index.setdefault(key, []).append(slot)
+        return dense, slot
+
+    def _stored_uncertain(self, uncertain: np.ndarray) -> int:
+        """Where `uncertain` begins in the store (`_unc_store`, grown when needed): states of
+        one rule often share their uncertain tokens, so an equal list is stored once."""
+        if not len(uncertain):
+            return 0
+        key = hash(uncertain.tobytes())
+        store = self._unc_store
+        for begin in self._unc_index.get(key, ()):
+            if np.array_equal(store[begin:begin + len(uncertain)], uncertain):
+                return begin
+        u = self._n["uncertain"]
+        self._unc_store = store = _grown(store, u + len(uncertain))
+        store[u:u + len(uncertain)] = uncertain
+        self._n["uncertain"] = u + len(uncertain)
+        self._unc_index.setdefault(key, []).append(u)
+        return u
 
     def nbytes(self) -> int:
         """Memory of the stored sets."""
