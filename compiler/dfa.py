@@ -138,9 +138,11 @@ def trim(
     accepting: np.ndarray,
     start: int,
     compact: bool = True,
+    n_calls: int = 0,
 ) -> DFATable:
     """Drop states that are unreachable or cannot reach acceptance; renumber breadth-first;
-    merge identical byte classes when `compact`."""
+    when `compact`, merge byte classes whose columns are equal in every state (the last
+    `n_calls` columns are call columns: kept as they are, after the byte columns)."""
     table, acc = trimmed_table(np.ascontiguousarray(transitions, dtype=np.int32),
                                np.ascontiguousarray(accepting, dtype=np.bool_), start)
     if not len(acc):
@@ -150,9 +152,14 @@ def trim(
             accepting=np.zeros(1, dtype=bool),
             start=0,
         )
-    dfa = DFATable(byte_class=byte_class.astype(np.int32), transitions=table, accepting=acc,
-                   start=0)
-    return compact_classes(dfa) if compact else dfa
+    byte_class = byte_class.astype(np.int32)
+    if compact:
+        own = table.shape[1] - n_calls
+        new_of_old, first = merge_columns(table[:, :own])
+        if len(first) < own:
+            byte_class = new_of_old[byte_class]
+            table = np.ascontiguousarray(np.concatenate((table[:, first], table[:, own:]), axis=1))
+    return DFATable(byte_class=byte_class, transitions=table, accepting=acc, start=0)
 
 
 def merge_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

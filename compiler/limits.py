@@ -17,7 +17,7 @@ class Limits:
     characters; `max_rules` the rules of a grammar; `max_dfa_states` each automaton (a DFA,
     one rule's automaton, one product); `max_inline_states` a first attempt that has a cheaper
     fallback (a grammar's single DFA, a rule with other rules inlined into it), past which every
-    rule is kept as a rule instead; `max_pushdown_states` all the rule automata of a
+    rule but the small leaf rules is kept as a rule instead; `max_pushdown_states` all the rule automata of a
     recursive grammar together; `max_compile_seconds` (a float) the wall time of one compile;
     `max_table_bytes` the memory of the compiled tables (automata and precomputed token sets).
     `max_step_work` and `max_earley_items` bound the matchers of the compiled grammar (see

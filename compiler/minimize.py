@@ -168,14 +168,15 @@ def minimize(dfa: DFATable, compact: bool = True) -> DFATable:
 
 
 def minimize_table(byte_class: np.ndarray, transitions: np.ndarray, accepting: np.ndarray,
-                   start: int, compact: bool = True) -> DFATable:
+                   start: int, compact: bool = True, n_calls: int = 0) -> DFATable:
     """The minimal trimmed DFA of the table `transitions` (-1: dead) from `start`, which need
-    not be trimmed: states that cannot reach acceptance fall into the dead state's block."""
+    not be trimmed: states that cannot reach acceptance fall into the dead state's block. With
+    `compact`, equal byte columns are merged (not the last `n_calls`, call columns)."""
     transitions = _read_only(np.ascontiguousarray(transitions, dtype=np.int32))
     accepting = _read_only(np.ascontiguousarray(accepting, dtype=np.bool_))
     block, n_blocks, dead = hopcroft_blocks(transitions, accepting)
     table, acc = quotient(transitions, accepting, block, n_blocks, dead)
-    return trim(byte_class, table, acc, int(block[start]), compact=compact)
+    return trim(byte_class, table, acc, int(block[start]), compact=compact, n_calls=n_calls)
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:

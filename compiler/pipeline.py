@@ -1,10 +1,10 @@
 """From IR to a `CompiledGrammar`: NFA, DFA, minimization, token tables.
 
 A grammar compiles to one DFA when no rule reachable from its start is recursive and the DFA
-fits the budgets; otherwise to rule automata for the pushdown runtime (every reachable rule
-kept as a rule when a regular grammar's DFA, or a recursive grammar's inlined rule automata,
-are over budget). `CompiledGrammar.notes` says which
-and why.
+fits the budgets; otherwise to rule automata for the pushdown runtime. When a regular
+grammar's DFA, or a recursive grammar's inlined rule automata, are over budget, every reachable
+rule is kept as a rule but the small ones that use no other (`SMALL_LEAF_STATES` states at
+most: strings, numbers), which are inlined. `CompiledGrammar.notes` says which and why.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from ..runtime.compiled import CompiledGrammar
 from ..runtime.dfa_table import DFATable
+from ..runtime.pushdown_table import PushdownTable
 from ..runtime.token_sets import DFATokenSets
 from ..runtime.vocabulary import Vocabulary
 from . import deadline
@@ -143,6 +144,19 @@ def _over(exc: BudgetExceeded, limits: Limits) -> str:
     return exc.message
 
 
+def _kept_rules(grammar: Grammar, limits: Limits) -> PushdownTable:
+    """Every rule kept as a rule but small leaf rules; every rule, if inlining those goes over
+    budget."""
+    from .rule_automata import build_pushdown
+
+    try:
+        return build_pushdown(grammar, limits, keep_all=True, inline_leaves=True)
+    except BudgetExceeded:
+        if deadline.expired():
+            raise
+        return build_pushdown(grammar, limits, keep_all=True)
+
+
 def compile_grammar(
     grammar: Grammar,
     vocab: Vocabulary,
@@ -192,13 +206,17 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
     from .rule_automata import build_pushdown
 
     try:
-        table = build_pushdown(grammar, limits if keep_all else _inlining(limits),
-                               keep_all=keep_all)
+        if keep_all and kind != "pushdown":
+            table = _kept_rules(grammar, limits)
+        else:
+            table = build_pushdown(grammar, limits if keep_all else _inlining(limits),
+                                   keep_all=keep_all)
     except BudgetExceeded as exc:
         if keep_all or deadline.expired():
             raise
-        table = build_pushdown(grammar, limits, keep_all=True)
-        why += f"; every rule kept as a rule, since inlining went over budget ({_over(exc, limits)})"
+        table = _kept_rules(grammar, limits)
+        why += (f"; rules kept as rules (but small ones that use no other), since inlining went"
+                f" over budget ({_over(exc, limits)})")
     check_table_bytes(table.nbytes(), limits, "rule automata tables")
     compiled = CompiledGrammar(vocab=vocab, pushdown=table, source=source, notes=(why,),
                                runtime_limits=limits.runtime())

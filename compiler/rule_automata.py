@@ -31,7 +31,7 @@ from ..runtime.dfa_table import DFATable
 from ..runtime.pushdown_table import PushdownTable
 from . import deadline
 from .analyses.common import fold
-from .dfa import byte_classes, merge_columns, subset_table
+from .dfa import byte_classes, subset_table
 from .errors import BudgetExceeded, GrammarError
 from .fingerprint import fingerprint
 from .ir import (
@@ -346,15 +346,8 @@ def rule_dfa(name: str, body: Node, limits: Limits) -> RuleDFA:
         nfa = eliminate_tail_self_calls(nfa, CALL + index[name])
     classes = byte_classes(nfa)
     dfa = minimize_table(classes, *subset_table(nfa, classes, len(called), limits), 0,
-                         compact=False)
-    own = int(classes.max()) + 1
-    new_of_old, first = merge_columns(dfa.transitions[:, :own])
-    if len(first) < own:
-        dfa = DFATable(byte_class=new_of_old[dfa.byte_class], transitions=np.ascontiguousarray(
-            np.concatenate((dfa.transitions[:, first], dfa.transitions[:, own:]), axis=1)),
-            accepting=dfa.accepting, start=dfa.start)
-        classes = new_of_old[classes]
-    built = RuleDFA(dfa, classes, called)
+                         n_calls=len(called))
+    built = RuleDFA(dfa, dfa.byte_class, called)
     with _rule_dfas_lock:
         _RULE_DFAS[key] = built
         if len(_RULE_DFAS) > _RULE_DFAS_SIZE:
@@ -362,11 +355,20 @@ def rule_dfa(name: str, body: Node, limits: Limits) -> RuleDFA:
     return built
 
 
+SMALL_LEAF_STATES = 64
+"""A rule that references no other rule and whose automaton has at most this many states is
+inlined even when rules are otherwise kept (`inline_leaves`)."""
+
+
 def build_pushdown(
-    grammar: Grammar, limits: Limits = DEFAULT_LIMITS, *, keep_all: bool = False
+    grammar: Grammar, limits: Limits = DEFAULT_LIMITS, *, keep_all: bool = False,
+    inline_leaves: bool = False,
 ) -> PushdownTable:
     """The rule automata of `grammar`; GrammarError for a missing start rule, an undefined
-    reference or an empty language, BudgetExceeded past `limits`."""
+    reference or an empty language, BudgetExceeded past `limits`. With `keep_all`, every
+    reachable rule stays a rule, except, with `inline_leaves`, small rules that use no other
+    (strings, numbers: each end of a kept rule is a place where tokens must be checked against
+    the real stack, so keeping those would make most tokens stack-dependent)."""
     check_references(grammar)
     reachable = reachable_rules(grammar)
     summary, memos = per_grammar(grammar, "summaries", lambda g: rule_summaries(g, reachable))
@@ -376,9 +378,26 @@ def build_pushdown(
             f"the language is empty: the start rule '{grammar.start}' derives no finite string",
             code="empty-language")
     if keep_all:
-        return _build(grammar, order, order, limits)
+        keep = _without_small_leaves(grammar, order, limits) if inline_leaves else order
+        return _build(grammar, keep, order, limits)
     cost = end_cost(grammar, order, summary, memos)
     return _build(grammar, choose_kept(grammar, order, cost), order, limits)
+
+
+def _without_small_leaves(grammar: Grammar, order: list[str], limits: Limits) -> list[str]:
+    uses = rule_uses(grammar)
+    rules = grammar.by_name
+    keep = []
+    for name in order:
+        deadline.check()
+        if name != grammar.start and not uses[name]:
+            try:
+                if rule_dfa(name, rules[name].body, limits).dfa.n_states <= SMALL_LEAF_STATES:
+                    continue
+            except BudgetExceeded:
+                pass
+        keep.append(name)
+    return keep
 
 
 def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits) -> PushdownTable:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .pushdown_kernels import next_shorter_prefix
 from .token_trie import TokenTrie, _common_prefix_lengths
 
 _KERNEL = dict(cache=True, nogil=True)
@@ -39,6 +40,15 @@ _MULTIBYTE = np.array([
     [[0xF1, 0xF3], [0x80, 0xBF], [0x80, 0xBF], [0x80, 0xBF]],
     [[0xF4, 0xF4], [0x80, 0x8F], [0x80, 0xBF], [0x80, 0xBF]],
 ], dtype=np.int64)
+
+UNLIMITED = 1 << 30
+"""Characters viable from a state that leads into a loop on content characters."""
+
+LEVELS = (8, 16, 32, UNLIMITED)
+"""Content tokens of at most this many characters are known viable from a state that reads
+that many content characters in a row (inside a string of bounded length, say)."""
+
+_CHAIN = 32
 
 _MAX_FRONTIER = 64
 """States followed at once through one multibyte row; past it a state is not called a loop
@@ -65,17 +75,21 @@ def _content_char_length(data, p, end, rows):  # type: ignore[no-untyped-def]
 
 @njit(**_KERNEL)
 def content_tokens(data, offsets, rows):  # type: ignore[no-untyped-def]
-    """bool[m]: whether each token data[offsets[i]:offsets[i + 1]] is a content token."""
+    """int32[m]: the characters of each token data[offsets[i]:offsets[i + 1]] if it is a
+    content token, else 0."""
     m = len(offsets) - 1
-    out = np.zeros(m, dtype=np.bool_)
+    out = np.zeros(m, dtype=np.int32)
     for i in range(m):
         p, end = offsets[i], offsets[i + 1]
-        ok = p < end
-        while ok and p < end:
+        n = 0
+        while p < end:
             k = _content_char_length(data, p, end, rows)
-            ok = k > 0
+            if k == 0:
+                n = 0
+                break
             p += k
-        out[i] = ok
+            n += 1
+        out[i] = n
     return out
 
 
@@ -124,9 +138,10 @@ def _content_target(transitions, byte_class, state, rows):  # type: ignore[no-un
 
 @njit(**_KERNEL)
 def _entry_bytes(transitions, byte_class, state, rows, good):  # type: ignore[no-untyped-def]
-    """The loop L that most printable ASCII content characters lead to from `state` (-1 when
-    that state does not loop on every content character), with good[b] set for each first byte
-    b such that every content character starting with b leads from `state` to L."""
+    """How many content characters in a row are viable from `state` (UNLIMITED once they lead
+    into a loop, at most _CHAIN otherwise, 0 if not even one), through the state L that most
+    printable ASCII content characters lead to; good[b] is set for each first byte b such that
+    every content character starting with b leads from `state` to L."""
     best, best_count = -1, 0
     for b in range(0x20, 0x7F):
         t = transitions[state, byte_class[b]]
@@ -138,8 +153,19 @@ def _entry_bytes(transitions, byte_class, state, rows, good):  # type: ignore[no
                 count += 1
         if count > best_count:
             best, best_count = t, count
-    if best < 0 or _content_target(transitions, byte_class, best, rows) != best:
-        return -1
+    if best < 0:
+        return 0
+    chars = 1
+    at = best
+    while chars < _CHAIN:
+        following_state = _content_target(transitions, byte_class, at, rows)
+        if following_state < 0:
+            break
+        if following_state == at:
+            chars = UNLIMITED
+            break
+        at = following_state
+        chars += 1
     for b in range(0x20, 0x7F):
         good[b] = b != 0x22 and b != 0x5C and transitions[state, byte_class[b]] == best
     frontier = np.empty(_MAX_FRONTIER, dtype=np.int64)
@@ -178,7 +204,7 @@ def _entry_bytes(transitions, byte_class, state, rows, good):  # type: ignore[no
                 n = m
                 k += 1
             good[lead] = alive and n == 1 and frontier[0] == best
-    return best
+    return chars
 
 
 @njit(**_KERNEL)
@@ -198,58 +224,109 @@ class TrieSlice:
 
 
 @dataclass(frozen=True, eq=False)
-class ContentSplit:
-    """A trie's content tokens and the trie of the rest (module docstring), with each first
-    byte's tokens located: `byte_start[b]:byte_start[b + 1]` in the trie and
-    `rest_byte_start[b]:...` in `rest`; `content_ids[content_byte_start[b]:...]` are the ids of
-    the content tokens starting with b."""
+class ContentLevel:
+    """The content tokens of at most `chars` characters (`row`, `n_known` of them), the trie of
+    the other tokens (`rest`: its i-th token is at `rest_position[i]` in the split trie, those
+    starting with byte b are `rest_byte_start[b]:rest_byte_start[b + 1]`, and `rest_skip` is
+    `next_shorter_prefix` of its lcp), and the ids of the known tokens starting with b,
+    `known_ids[known_byte_start[b]:...]`."""
 
-    trie: TokenTrie
+    chars: int
     row: np.ndarray
-    n_content: int
+    n_known: int
     rest: TokenTrie
     rest_position: np.ndarray
-    byte_start: np.ndarray
     rest_byte_start: np.ndarray
-    content_ids: np.ndarray
-    content_byte_start: np.ndarray
+    rest_skip: np.ndarray
+    known_ids: np.ndarray
+    known_byte_start: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class ContentSplit:
+    """A trie's content tokens by length (`levels`, one per `LEVELS` entry, ascending), with
+    the tokens starting with byte b at `byte_start[b]:byte_start[b + 1]` of the trie."""
+
+    trie: TokenTrie
+    byte_start: np.ndarray
+    levels: tuple[ContentLevel, ...]
 
     def plan(self, transitions: np.ndarray, byte_class: np.ndarray, state: int
              ) -> tuple[np.ndarray | None, int, list[TrieSlice]]:
         """How to find the tokens viable from `state` of a validated table: (a row of tokens
         known viable, or None; how many; the slices of tokens still to walk, in trie order).
-        Content tokens whose first character leads into a content loop are known; the rest
-        are walked."""
+        Content tokens whose first character leads into as many content characters as they
+        have are known; the rest are walked."""
         good = np.zeros(256, dtype=np.bool_)
-        if _entry_bytes(transitions, byte_class, np.int32(state), _MULTIBYTE, good) < 0:
+        chars = _entry_bytes(transitions, byte_class, np.int32(state), _MULTIBYTE, good)
+        fitting = [level for level in self.levels if level.chars <= chars]
+        if not fitting:
             return None, 0, [TrieSlice(self.trie, 0, self.trie.n_tokens)]
-        row = self.row.copy()
-        n_known = self.n_content
-        bad = np.flatnonzero(~good & (np.diff(self.content_byte_start) > 0))
+        level = fitting[-1]
+        row = level.row.copy()
+        n_known = level.n_known
+        starts = level.known_byte_start
+        bad = np.flatnonzero(~good & (np.diff(starts) > 0))
         if len(bad):
-            cleared = np.concatenate([self.content_ids[self.content_byte_start[b]:
-                                                       self.content_byte_start[b + 1]]
+            cleared = np.concatenate([level.known_ids[starts[b]:starts[b + 1]]
                                       for b in bad.tolist()])
             _clear_bits(row, cleared)
             n_known -= len(cleared)
         cuts = np.flatnonzero(np.diff(good)) + 1
         slices = []
         for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), 256]):
-            trie, starts = (self.rest, self.rest_byte_start) if good[lo] else \
+            trie, at = (level.rest, level.rest_byte_start) if good[lo] else \
                 (self.trie, self.byte_start)
-            if starts[hi] > starts[lo]:
-                slices.append(TrieSlice(trie, int(starts[lo]), int(starts[hi])))
+            if at[hi] > at[lo]:
+                slices.append(TrieSlice(trie, int(at[lo]), int(at[hi])))
         return row, n_known, slices
+
+    def level_of(self, trie: TokenTrie) -> ContentLevel | None:
+        """The level whose `rest` is `trie`, or None (the split trie itself)."""
+        for level in self.levels:
+            if trie is level.rest:
+                return level
+        return None
 
     def position(self, piece: TrieSlice, found: np.ndarray) -> np.ndarray:
         """Positions in the split trie of the tokens at slice-relative positions `found`."""
         at = found.astype(np.int64) + piece.begin
-        return (self.rest_position[at] if piece.trie is self.rest else at).astype(np.int32)
+        level = self.level_of(piece.trie)
+        return (at if level is None else level.rest_position[at]).astype(np.int32)
 
 
 def _first_byte_starts(trie: TokenTrie) -> np.ndarray:
     first = trie.data[trie.offsets[:-1]] if trie.n_tokens else np.zeros(0, dtype=np.uint8)
     return np.searchsorted(first, np.arange(257), side="left").astype(np.int64)
+
+
+def _subtrie(trie: TokenTrie, position: np.ndarray) -> TokenTrie:
+    """The trie of the tokens at `position` (ascending) of `trie`."""
+    lengths = np.diff(trie.offsets)[position]
+    offsets = np.zeros(len(position) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    starts = trie.offsets[position]
+    data = trie.data[np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])] \
+        if len(position) else np.zeros(0, dtype=np.uint8)
+    data = np.ascontiguousarray(data, dtype=np.uint8)
+    return TokenTrie(ids=trie.ids[position], data=data, offsets=offsets,
+                     lcp=_common_prefix_lengths(data, offsets),
+                     max_len=int(lengths.max()) if len(position) else 0)
+
+
+def _level(trie: TokenTrie, chars: np.ndarray, limit: int, n_words: int,
+           byte_start: np.ndarray) -> ContentLevel:
+    known = (chars > 0) & (chars <= limit)
+    bits = np.zeros(32 * n_words, dtype=np.bool_)
+    bits[trie.ids[known]] = True
+    position = np.flatnonzero(~known).astype(np.int32)
+    rest = _subtrie(trie, position)
+    known_at = np.flatnonzero(known)
+    skip = np.empty(rest.n_tokens, dtype=np.int32)
+    next_shorter_prefix(rest.lcp, skip)
+    return ContentLevel(limit, np.packbits(bits, bitorder="little").view(np.uint32),
+                        len(known_at), rest, position, _first_byte_starts(rest), skip,
+                        trie.ids[known_at], np.searchsorted(known_at, byte_start).astype(np.int64))
 
 
 _SPLITS: "weakref.WeakKeyDictionary[TokenTrie, ContentSplit]" = weakref.WeakKeyDictionary()
@@ -259,27 +336,11 @@ def content_split(trie: TokenTrie, n_words: int) -> ContentSplit:
     """The (cached) content split of `trie` over bitmask rows of `n_words` words (which cover
     every id of the trie)."""
     split = _SPLITS.get(trie)
-    if split is not None and len(split.row) == n_words:
+    if split is not None and len(split.levels[0].row) == n_words:
         return split
-    content = content_tokens(trie.data, trie.offsets, _MULTIBYTE)
-    bits = np.zeros(32 * n_words, dtype=np.bool_)
-    bits[trie.ids[content]] = True
-    row = np.packbits(bits, bitorder="little").view(np.uint32)
-    position = np.flatnonzero(~content).astype(np.int32)
-    lengths = np.diff(trie.offsets)[position]
-    offsets = np.zeros(len(position) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    starts = trie.offsets[position]
-    data = trie.data[np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])] \
-        if len(position) else np.zeros(0, dtype=np.uint8)
-    data = np.ascontiguousarray(data, dtype=np.uint8)
-    rest = TokenTrie(ids=trie.ids[position], data=data, offsets=offsets,
-                     lcp=_common_prefix_lengths(data, offsets),
-                     max_len=int(lengths.max()) if len(position) else 0)
+    chars = content_tokens(trie.data, trie.offsets, _MULTIBYTE)
     byte_start = _first_byte_starts(trie)
-    content_at = np.flatnonzero(content)
-    split = ContentSplit(trie, row, len(content_at), rest, position, byte_start,
-                         _first_byte_starts(rest), trie.ids[content_at],
-                         np.searchsorted(content_at, byte_start).astype(np.int64))
+    split = ContentSplit(trie, byte_start, tuple(_level(trie, chars, limit, n_words, byte_start)
+                                                 for limit in LEVELS))
     _SPLITS[trie] = split
     return split

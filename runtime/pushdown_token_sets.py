@@ -81,8 +81,6 @@ class PushdownTokenSets:
         self.n_words = bitmask_words(vocab.size)
         self.base_row, self.skip = _trie_arrays(self.trie, self.n_words)
         self.split = content_split(self.trie, self.n_words)
-        self.rest_skip = np.empty(self.split.rest.n_tokens, dtype=np.int32)
-        next_shorter_prefix(self.split.rest.lcp, self.rest_skip)
         self.eos_ids = np.asarray(vocab.eos_token_ids, dtype=np.int64)
         self.max_patch_words = max(64, self.n_words // 16)
         self.g = (table.transitions, table.byte_class, table.accepting, table.call_offsets,
@@ -136,7 +134,8 @@ class PushdownTokenSets:
         found: list[np.ndarray] = []
         for piece in slices:
             t, a, b = piece.trie, piece.begin, piece.end
-            skip = self.skip if t is self.trie else self.rest_skip
+            level = self.split.level_of(t)
+            skip = self.skip if level is None else level.rest_skip
             if a or b < len(skip):
                 skip = np.minimum(skip[a:b] - a, b - a)
             uncertain = np.empty(max(1, b - a), dtype=np.int32)

@@ -1,7 +1,7 @@
 """The content-token shortcut: token sets found with it equal those of a walk of every token.
 
-`ContentSplit.plan` accepts content tokens unwalked from states that lead into a loop on
-content characters; these tests compare every state's set with the set of the plain walk
+`ContentSplit.plan` accepts content tokens unwalked from states that lead into enough content
+characters in a row (a loop, or a string of bounded length); these tests compare every state's set with the set of the plain walk
 (`_entry_bytes` patched to find no loop), on real automata over the default vocabulary and on
 random ones over small vocabularies.
 """
@@ -32,7 +32,7 @@ def _is_content(b: bytes) -> bool:
 
 
 def _no_loop(*_args: object) -> int:
-    return -1
+    return 0
 
 
 def _sets(compiled: object, states: list[int], plain: bool, monkeypatch: pytest.MonkeyPatch
@@ -63,18 +63,21 @@ def _loop_states(compiled: object) -> int:
     table = compiled.pushdown or compiled.dfa
     good = np.zeros(256, dtype=np.bool_)
     return sum(content._entry_bytes(table.transitions, table.byte_class, np.int32(s), _MULTIBYTE,
-                                    good) >= 0 for s in range(table.n_states))
+                                    good) >= content.LEVELS[0] for s in range(table.n_states))
 
 
 def test_content_tokens_of_the_default_vocabulary() -> None:
     trie = token_trie(Vocabulary.default())
     raw, off = trie.data.tobytes(), trie.offsets.tolist()
     expected = np.array([_is_content(raw[off[i]:off[i + 1]]) for i in range(trie.n_tokens)])
-    found = content_tokens(trie.data, trie.offsets, _MULTIBYTE)
-    assert (found == expected).all()
+    chars = [len(raw[off[i]:off[i + 1]].decode()) if expected[i] else 0
+             for i in range(trie.n_tokens)]
+    assert content_tokens(trie.data, trie.offsets, _MULTIBYTE).tolist() == chars
     split = content_split(trie, (Vocabulary.default().size + 31) // 32)
-    assert split.n_content + split.rest.n_tokens == trie.n_tokens
-    assert split.n_content > 0.9 * trie.n_tokens
+    for level in split.levels:
+        assert level.n_known + level.rest.n_tokens == trie.n_tokens
+        assert level.n_known == sum(0 < c <= level.chars for c in chars)
+    assert split.levels[-1].n_known > 0.9 * trie.n_tokens
 
 
 SCHEMA = {"type": "object", "properties": {
@@ -95,6 +98,9 @@ REAL = {
     "string regex": lambda v: compile_regex(r'"(?:[^"\\]|\\.)*"', v),
     "excluded character": lambda v: compile_regex(r'"[^"\\é]*"', v),
     "letters only": lambda v: compile_regex(r'"[a-z ]*"', v),
+    "bounded string": lambda v: compile_regex(r'"[^"\\]{2,40}"', v),
+    "bounded schema strings": lambda v: compile_json_schema(
+        {"type": "array", "items": {"type": "string", "minLength": 3, "maxLength": 50}}, v),
     "multibyte detour": lambda v: compile_regex(r'"(?:[\u00c0-\u00ff][a-z]|中?[a-z])[^"\\]*"', v),
 }
 

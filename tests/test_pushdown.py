@@ -263,3 +263,24 @@ def test_grammar_errors(text: str, code: str) -> None:
     with pytest.raises(GrammarError) as err:
         compile_grammar(parse_gbnf(text), small_vocabulary())
     assert err.value.code == code
+
+
+def test_over_budget_fallback_inlines_small_leaf_rules() -> None:
+    from grammask.compiler import Limits
+
+    text = ('root ::= "[" item ("," item)* "]"\nitem ::= root | word | num | big\n'
+            'word ::= [a-z]+\nnum ::= [0-9]{1,3}\nbig ::= "x" [a-z]{70}')
+    vocab = small_vocabulary()
+    tight = Limits(max_inline_states=8)
+    compiled = compile_gbnf(text, vocab, limits=tight)
+    table = compiled.pushdown
+    assert table is not None and "small ones that use no other" in compiled.notes[0]
+    assert set(table.rule_names) == {"root", "item", "big"}
+    inlined = compile_gbnf(text, vocab)
+    assert inlined.pushdown is not None and "big" not in inlined.pushdown.rule_names
+    good = [b"[ab]", b"[[12],[zz,3],x" + b"q" * 70 + b"]"]
+    bad = [b"[1234]", b"[ab", b"[A]", b"[1a]"]
+    for c in (compiled, inlined):
+        for text_, ok in [(t, True) for t in good] + [(t, False) for t in bad]:
+            m = Matcher(c)
+            assert (m.accept_string(text_) and m.can_terminate()) == ok, text_
