@@ -208,19 +208,17 @@ def _entry_bytes(transitions, byte_class, state, rows, good):  # type: ignore[no
 
 
 @njit(**_KERNEL)
-def _clear_bits(row, ids):  # type: ignore[no-untyped-def]
-    for t in ids:
-        row[t >> 5] &= ~(np.uint32(1) << np.uint32(t & 31))
-
-
-@dataclass(frozen=True, eq=False)
-class TrieSlice:
-    """Tokens begin..end of `trie` (positions in it), all starting with bytes that no token
-    before `begin` starts with, so the slice walks as a trie of its own."""
-
-    trie: TokenTrie
-    begin: int
-    end: int
+def _clear_bad(row, ids, starts, good):  # type: ignore[no-untyped-def]
+    """Clear in `row` the ids ids[starts[b]:starts[b + 1]] of every byte b not `good`; return
+    how many."""
+    n = 0
+    for b in range(256):
+        if not good[b]:
+            for j in range(starts[b], starts[b + 1]):
+                t = ids[j]
+                row[t >> 5] &= ~(np.uint32(1) << np.uint32(t & 31))
+                n += 1
+    return n
 
 
 @dataclass(frozen=True, eq=False)
@@ -252,47 +250,29 @@ class ContentSplit:
     levels: tuple[ContentLevel, ...]
 
     def plan(self, transitions: np.ndarray, byte_class: np.ndarray, state: int
-             ) -> tuple[np.ndarray | None, int, list[TrieSlice]]:
+             ) -> tuple[np.ndarray | None, int, ContentLevel | None, np.ndarray]:
         """How to find the tokens viable from `state` of a validated table: (a row of tokens
-        known viable, or None; how many; the slices of tokens still to walk, in trie order).
-        Content tokens whose first character leads into as many content characters as they
-        have are known; the rest are walked."""
+        known viable, or None; how many; the level they come from, or None; the slices of
+        tokens still to walk, in trie order: int64[n, 3] rows (which, begin, end), tokens
+        begin..end of the split trie (which 0) or of the level's `rest` (which 1), each slice
+        a run of first bytes). Content tokens whose first character leads into as many
+        content characters as they have are known; the rest are walked."""
         good = np.zeros(256, dtype=np.bool_)
         chars = _entry_bytes(transitions, byte_class, np.int32(state), _MULTIBYTE, good)
         fitting = [level for level in self.levels if level.chars <= chars]
         if not fitting:
-            return None, 0, [TrieSlice(self.trie, 0, self.trie.n_tokens)]
+            return None, 0, None, np.array([[0, 0, self.trie.n_tokens]], dtype=np.int64)
         level = fitting[-1]
         row = level.row.copy()
-        n_known = level.n_known
-        starts = level.known_byte_start
-        bad = np.flatnonzero(~good & (np.diff(starts) > 0))
-        if len(bad):
-            cleared = np.concatenate([level.known_ids[starts[b]:starts[b + 1]]
-                                      for b in bad.tolist()])
-            _clear_bits(row, cleared)
-            n_known -= len(cleared)
+        n_known = level.n_known - _clear_bad(row, level.known_ids, level.known_byte_start, good)
         cuts = np.flatnonzero(np.diff(good)) + 1
-        slices = []
-        for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), 256]):
-            trie, at = (level.rest, level.rest_byte_start) if good[lo] else \
-                (self.trie, self.byte_start)
-            if at[hi] > at[lo]:
-                slices.append(TrieSlice(trie, int(at[lo]), int(at[hi])))
-        return row, n_known, slices
-
-    def level_of(self, trie: TokenTrie) -> ContentLevel | None:
-        """The level whose `rest` is `trie`, or None (the split trie itself)."""
-        for level in self.levels:
-            if trie is level.rest:
-                return level
-        return None
-
-    def position(self, piece: TrieSlice, found: np.ndarray) -> np.ndarray:
-        """Positions in the split trie of the tokens at slice-relative positions `found`."""
-        at = found.astype(np.int64) + piece.begin
-        level = self.level_of(piece.trie)
-        return (at if level is None else level.rest_position[at]).astype(np.int32)
+        lo = np.concatenate(([0], cuts))
+        hi = np.concatenate((cuts, [256]))
+        which = good[lo].astype(np.int64)
+        begin = np.where(which == 1, level.rest_byte_start[lo], self.byte_start[lo])
+        end = np.where(which == 1, level.rest_byte_start[hi], self.byte_start[hi])
+        slices = np.stack((which, begin, end), axis=1)
+        return row, int(n_known), level, np.ascontiguousarray(slices[end > begin])
 
 
 def _first_byte_starts(trie: TokenTrie) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Numba kernels for token sets of rule-automaton states and for filling pushdown masks.
 
-`classify_tokens` walks the whole token trie from one state as a root item (its rule's caller
-unknown) and sorts every token into: accepted (some path consumes it within the rule instance,
+`classify_tokens` walks the token trie (or the slices of it a `ContentSplit` plan leaves) from
+one state as a root item (its rule's caller unknown) and sorts every token into: accepted (some path consumes it within the rule instance,
 whatever the stack below), uncertain (every surviving path needs to leave the rule first, at a
 byte that can follow the rule: only the real stack can tell) or rejected (everything else).
 
@@ -56,11 +56,16 @@ def next_shorter_prefix(lcp, out):  # type: ignore[no-untyped-def]
 
 
 @njit(**KERNEL)
-def classify_tokens(g, e, state, follow, data, offsets, lcp, skip, ids, popok, chain, row, uncertain):  # type: ignore[no-untyped-def]
-    """Walk the trie from root item (state, -1): set accepted tokens' bits in `row` (uint32
-    words), write uncertain trie positions to `uncertain`; return (accepted, uncertain) counts,
-    or (OVERFLOW, 0) when `e` must grow. `skip` is `next_shorter_prefix` of `lcp`; `popok`
-    (bool) and `chain` (int64[:, 3]) are scratch of max token length + 2 rows.
+def classify_tokens(g, e, state, follow, tries, slices, popok, chain, row, uncertain):  # type: ignore[no-untyped-def]
+    """Walk the tokens of `slices` from root item (state, -1): set accepted tokens' bits in
+    `row` (uint32 words), write the uncertain ones' positions in the first trie to `uncertain`
+    (ascending); return (accepted, uncertain) counts, or (OVERFLOW, 0) when `e` must grow.
+
+    `tries` is (data, offsets, lcp, skip, ids) of two tries, then the positions in the first
+    of the second's tokens (ascending); `skip` is `next_shorter_prefix` of each lcp. A row
+    (which, begin, end) of `slices` walks tokens begin..end of trie `which` (0 or 1), whose
+    first bytes no token before `begin` has (so lcp[begin] is 0); the slices come in trie
+    order. `popok` (bool) and `chain` (int64[:, 3]) are scratch of max token length + 2 rows.
 
     A set that is one plain item, and each set after it reached by a byte to another plain
     state, is only noted in `chain` (state, origin, the item slot it would take) and written
@@ -73,74 +78,80 @@ def classify_tokens(g, e, state, follow, data, offsets, lcp, skip, ids, popok, c
         return OVERFLOW, 0
     popok[0] = False
     _note_chain(coff, acc, items, sets, chain, 0)
-    m = len(lcp)
-    good = 0
-    dead_uncertain = False
+    position = tries[10]
     n_acc = 0
     n_unc = 0
-    i = 0
-    while i < m:
-        p = lcp[i]
-        if p > good:
-            if dead_uncertain:
-                uncertain[n_unc] = i
-                n_unc += 1
-                i += 1
-            else:
-                i = skip[i]
-            continue
-        begin = offsets[i]
-        length = offsets[i + 1] - begin
-        alive = True
-        while p < length:
-            b = data[begin + p]
-            s = chain[p, 0]
-            if s >= 0:
-                popok[p + 1] = popok[p]
-                t = tr[s, bc[b]]
-                if t < 0:
+    for x in range(slices.shape[0]):
+        which, first, end = slices[x, 0], slices[x, 1], slices[x, 2]
+        if which == 0:
+            data, offsets, lcp, skip, ids = tries[0], tries[1], tries[2], tries[3], tries[4]
+        else:
+            data, offsets, lcp, skip, ids = tries[5], tries[6], tries[7], tries[8], tries[9]
+        good = 0
+        dead_uncertain = False
+        i = first
+        while i < end:
+            p = lcp[i]
+            if p > good:
+                if dead_uncertain:
+                    uncertain[n_unc] = i if which == 0 else position[i]
+                    n_unc += 1
+                    i += 1
+                else:
+                    i = min(skip[i], end)
+                continue
+            begin = offsets[i]
+            length = offsets[i + 1] - begin
+            alive = True
+            while p < length:
+                b = data[begin + p]
+                s = chain[p, 0]
+                if s >= 0:
+                    popok[p + 1] = popok[p]
+                    t = tr[s, bc[b]]
+                    if t < 0:
+                        alive = False
+                        break
+                    if coff[t] == coff[t + 1] and not acc[t]:
+                        chain[p + 1, 0] = t
+                        chain[p + 1, 1] = chain[p, 1]
+                        chain[p + 1, 2] = chain[p, 2]
+                        p += 1
+                        continue
+                    j = chain[p, 2]
+                    if j >= items.shape[0] or p + 2 >= sets.shape[0]:
+                        return OVERFLOW, 0
+                    items[j, 0] = s
+                    items[j, 1] = chain[p, 1]
+                    items[j, 2] = -1
+                    sets[p, 0] = j
+                    sets[p, 1] = 0
+                    sets[p + 1, 0] = j + 1
+                    counters[N_ITEMS] = j + 1
+                else:
+                    popok[p + 1] = popok[p] or (sets[p, 1] == 1 and follow[b])
+                counters[N_SETS] = 1 + p
+                r = _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
+                          per_state, counters, b)
+                if r == OVERFLOW:
+                    return OVERFLOW, 0
+                if r == 0:
                     alive = False
                     break
-                if coff[t] == coff[t + 1] and not acc[t]:
-                    chain[p + 1, 0] = t
-                    chain[p + 1, 1] = chain[p, 1]
-                    chain[p + 1, 2] = chain[p, 2]
-                    p += 1
-                    continue
-                j = chain[p, 2]
-                if j >= items.shape[0] or p + 2 >= sets.shape[0]:
-                    return OVERFLOW, 0
-                items[j, 0] = s
-                items[j, 1] = chain[p, 1]
-                items[j, 2] = -1
-                sets[p, 0] = j
-                sets[p, 1] = 0
-                sets[p + 1, 0] = j + 1
-                counters[N_ITEMS] = j + 1
+                p += 1
+                _note_chain(coff, acc, items, sets, chain, p)
+            good = p
+            if alive:
+                t = ids[i]
+                row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+                n_acc += 1
+                dead_uncertain = False
             else:
-                popok[p + 1] = popok[p] or (sets[p, 1] == 1 and follow[b])
-            counters[N_SETS] = 1 + p
-            r = _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
-                      per_state, counters, b)
-            if r == OVERFLOW:
-                return OVERFLOW, 0
-            if r == 0:
-                alive = False
-                break
-            p += 1
-            _note_chain(coff, acc, items, sets, chain, p)
-        good = p
-        if alive:
-            t = ids[i]
-            row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
-            n_acc += 1
-            dead_uncertain = False
-        else:
-            dead_uncertain = popok[p + 1]
-            if dead_uncertain:
-                uncertain[n_unc] = i
-                n_unc += 1
-        i += 1
+                dead_uncertain = popok[p + 1]
+                if dead_uncertain:
+                    uncertain[n_unc] = i if which == 0 else position[i]
+                    n_unc += 1
+            i += 1
     counters[N_SETS] = 1
     return n_acc, n_unc
 

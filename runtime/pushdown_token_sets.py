@@ -81,6 +81,11 @@ class PushdownTokenSets:
         self.n_words = bitmask_words(vocab.size)
         self.base_row, self.skip = _trie_arrays(self.trie, self.n_words)
         self.split = content_split(self.trie, self.n_words)
+        self._identity = np.arange(self.trie.n_tokens, dtype=np.int32)
+        # Scratch of `classify_tokens`, used under the lock only.
+        self._walk_scratch = (np.zeros(self.trie.max_len + 2, dtype=np.bool_),
+                              np.zeros((self.trie.max_len + 2, 3), dtype=np.int64),
+                              np.empty(max(1, self.trie.n_tokens), dtype=np.int32))
         self.eos_ids = np.asarray(vocab.eos_token_ids, dtype=np.int64)
         self.max_patch_words = max(64, self.n_words // 16)
         self.g = (table.transitions, table.byte_class, table.accepting, table.call_offsets,
@@ -122,36 +127,26 @@ class PushdownTokenSets:
 
     def _classify(self, state: int) -> tuple[np.ndarray, np.ndarray, int]:
         """(accepted row, uncertain trie positions, accepted count) of `state`: content tokens
-        that lead into a content loop are accepted unwalked (`ContentSplit.plan`), the rest
-        walked slice by slice."""
+        that lead into enough content characters are accepted unwalked (`ContentSplit.plan`),
+        the rest walked in one kernel call."""
         tr, bc = self.table.transitions, self.table.byte_class
-        known, n_acc, slices = self.split.plan(tr, bc, state)
+        known, n_known, level, slices = self.split.plan(tr, bc, state)
         words = np.zeros(self.n_words, dtype=np.uint32) if known is None else known
+        t = self.trie
+        rest, skip, position = (t, self.skip, self._identity) if level is None else \
+            (level.rest, level.rest_skip, level.rest_position)
+        tries = (t.data, t.offsets, t.lcp, self.skip, t.ids,
+                 rest.data, rest.offsets, rest.lcp, skip, rest.ids, position)
         follow = self.table.follow[int(self.table.state_rule[state])]
-        max_len = self.trie.max_len
-        popok = np.zeros(max_len + 2, dtype=np.bool_)
-        chain = np.zeros((max_len + 2, 3), dtype=np.int64)
-        found: list[np.ndarray] = []
-        for piece in slices:
-            t, a, b = piece.trie, piece.begin, piece.end
-            level = self.split.level_of(t)
-            skip = self.skip if level is None else level.rest_skip
-            if a or b < len(skip):
-                skip = np.minimum(skip[a:b] - a, b - a)
-            uncertain = np.empty(max(1, b - a), dtype=np.int32)
-            while True:
-                # A pass cut short by OVERFLOW set only bits of accepted tokens: kept.
-                n, n_unc = classify_tokens(self.g, self._scratch.kernel_args(), np.int32(state),
-                                           follow, t.data, t.offsets[a:b + 1], t.lcp[a:b], skip,
-                                           t.ids[a:b], popok, chain, words, uncertain)
-                if n != OVERFLOW:
-                    break
-                self._scratch.grow()
-            n_acc += int(n)
-            found.append(self.split.position(piece, uncertain[:n_unc]))
-        positions = found[0] if len(found) == 1 else \
-            np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
-        return words, positions, n_acc
+        popok, chain, uncertain = self._walk_scratch
+        while True:
+            # A pass cut short by OVERFLOW set only bits of accepted tokens: kept.
+            n_acc, n_unc = classify_tokens(self.g, self._scratch.kernel_args(), np.int32(state),
+                                           follow, tries, slices, popok, chain, words,
+                                           uncertain)
+            if n_acc != OVERFLOW:
+                return words, uncertain[:n_unc].copy(), int(n_acc) + n_known
+            self._scratch.grow()
 
     def _store(self, state: int, words: np.ndarray, uncertain: np.ndarray, n_accepted: int
                ) -> None:

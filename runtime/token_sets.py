@@ -88,10 +88,11 @@ class DFATokenSets:
 
     def _compute(self, state: int) -> StateTokens:
         tr, bc = self.dfa.transitions, self.dfa.byte_class
-        known, n_allowed, slices = content_split(self.trie, self.n_words).plan(tr, bc, state)
+        known, n_allowed, level, slices = content_split(self.trie, self.n_words).plan(tr, bc,
+                                                                                     state)
         words = np.zeros(self.n_words, dtype=np.uint32) if known is None else known
-        for piece in slices:
-            t, a, b = piece.trie, piece.begin, piece.end
+        for which, a, b in slices.tolist():
+            t = self.trie if which == 0 else level.rest
             n_allowed += trie_token_row(tr, bc, np.int32(state), t.data, t.offsets[a:b + 1],
                                         t.lcp[a:b], t.ids[a:b], t.max_len, words)
         row = words.view(np.int32)
