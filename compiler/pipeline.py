@@ -50,19 +50,14 @@ def precompute_token_sets(compiled: CompiledGrammar, limits: Limits = DEFAULT_LI
     together) and the compile deadline; `progress(done, total)` after each state."""
     sets = compiled.token_sets
     with compile_deadline(limits):
-        base = compiled.nbytes()
-        if isinstance(sets, DFATokenSets):
-            shared = (sets.zero_row, sets.base_row)
-            n, nbytes = sets.dfa.n_states, lambda: base + stored
-            stored = 0
-        else:
-            n, nbytes = sets.table.n_states, compiled.nbytes
+        dfa_sets = isinstance(sets, DFATokenSets)
+        n = sets.dfa.n_states if dfa_sets else sets.table.n_states
         for state in range(n):
-            if isinstance(sets, DFATokenSets):
-                stored += sets.get(state).nbytes(shared)
+            if dfa_sets:
+                sets.get(state)
             else:
                 sets.ensure(state)
-            check_table_bytes(nbytes(), limits, "compiled tables with token sets")
+            check_table_bytes(compiled.nbytes(), limits, "compiled tables with token sets")
             deadline.check()
             if progress is not None:
                 progress(state + 1, n)

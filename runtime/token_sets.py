@@ -64,10 +64,6 @@ class StateTokens:
         if len(self.patch_index):
             out[self.patch_index] = self.patch_value
 
-    def nbytes(self, shared: tuple[np.ndarray, ...]) -> int:
-        own = 0 if any(self.default is s for s in shared) else self.default.nbytes
-        return own + self.patch_index.nbytes + self.patch_value.nbytes
-
 
 class DFATokenSets:
     """Lazily computed, memoized token sets of every state of one DFA over one vocabulary."""
@@ -84,6 +80,8 @@ class DFATokenSets:
         # Past this many differing words a scatter costs more than copying a row of its own.
         self.max_patch_words = max(64, self.n_words // 16)
         self._rows: list[StateTokens | None] = [None] * dfa.n_states
+        self._own_rows: dict[int, list[np.ndarray]] = {}
+        self._stored_bytes = 0
         self._lock = threading.Lock()
 
     def _compute(self, state: int) -> StateTokens:
@@ -106,9 +104,22 @@ class DFATokenSets:
                 best = StateTokens(default, idx.astype(np.intp), row[idx], int(n_allowed))
         assert best is not None
         if len(best.patch_index) > self.max_patch_words:
-            best = StateTokens(row, np.zeros(0, np.intp), np.zeros(0, np.int32), int(n_allowed))
+            best = StateTokens(self._shared_row(row), np.zeros(0, np.intp),
+                               np.zeros(0, np.int32), int(n_allowed))
         return StateTokens(immutable(best.default), immutable(best.patch_index),
                            immutable(best.patch_value), best.n_allowed)
+
+    def _shared_row(self, row: np.ndarray) -> np.ndarray:
+        """`row` as an immutable array, the one already stored if an equal row is (many states
+        of a grammar accept the very same tokens)."""
+        key = hash(row.tobytes())
+        for stored in self._own_rows.get(key, ()):
+            if np.array_equal(stored, row):
+                return stored
+        kept = immutable(row)
+        self._own_rows.setdefault(key, []).append(kept)
+        self._stored_bytes += kept.nbytes
+        return kept
 
     def get(self, state: int) -> StateTokens:
         """The stored row of `state`, computing it on first use."""
@@ -120,6 +131,7 @@ class DFATokenSets:
                 entry = self._rows[state]
                 if entry is None:
                     entry = self._compute(state)
+                    self._stored_bytes += entry.patch_index.nbytes + entry.patch_value.nbytes
                     self._rows[state] = entry
         return entry
 
@@ -134,6 +146,5 @@ class DFATokenSets:
 
     def nbytes(self) -> int:
         """Memory of the stored sets (shared rows counted once)."""
-        shared = (self.zero_row, self.base_row)
-        total = sum(r.nbytes(shared) for r in self._rows if r is not None)
-        return total + self.zero_row.nbytes + self.base_row.nbytes + self.eos_row.nbytes
+        return (self.zero_row.nbytes + self.base_row.nbytes + self.eos_row.nbytes
+                + self._stored_bytes)
