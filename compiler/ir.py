@@ -167,11 +167,14 @@ Node = Union[Literal, CharClass, Seq, Choice, Repeat, RuleRef, Automaton]
 
 @dataclass(frozen=True)
 class Rule:
-    """A named rule: `name ::= body`."""
+    """A named rule: `name ::= body`. A `kept` rule stays a rule of its own in the pushdown
+    lowering, never inlined (for a sub-language used at many places whose automaton would be
+    too large to copy into each)."""
 
     name: str
     body: Node
     span: Span | None = field(default=None, compare=False, repr=False)
+    kept: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:

@@ -179,12 +179,16 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
     check_references(grammar)
     source = grammar.source or grammar.start
     cycle = find_cycle(grammar)
+    marked = [r.name for r in grammar.rules if r.kept]
     keep_all = False
     if kind == "dfa" and cycle is not None:
         inline_regular(grammar)
     if kind == "pushdown":
         keep_all = cycle is None
         why = "pushdown: asked for"
+    elif cycle is None and marked:
+        why = "pushdown: rules marked to stay rules (" + ", ".join(marked[:3]) + \
+            (", ..." if len(marked) > 3 else "") + ")"
     elif cycle is None:
         try:
             return compile_ir(inline_regular(grammar), vocab, source=source,

@@ -79,8 +79,9 @@ def _closes_cycle(name: str, nodes: set[str], graph: dict[str, list[str]]) -> bo
 
 
 def choose_kept(grammar: Grammar, order: list[str], cost: dict[str, float]) -> list[str]:
-    """The start rule and, per recursive component, a set of rules that breaks every cycle,
-    built by inlining the costliest rules first while the inlined ones stay acyclic.
+    """The start rule, the rules marked `kept`, and, per recursive component, a set of rules
+    that breaks every cycle, built by inlining the costliest rules first while the inlined
+    ones stay acyclic.
 
     A kept rule's end is where a token may have to be checked against the real stack, so the
     cheapest rules to keep are those whose strings end with few bytes and are followed by few
@@ -89,12 +90,12 @@ def choose_kept(grammar: Grammar, order: list[str], cost: dict[str, float]) -> l
     listed = set(order)
     graph = {name: [r.name for r in uses[name] if r.name in listed] for name in order}
     position = {name: i for i, name in enumerate(order)}
-    keep = [grammar.start]
+    keep = [grammar.start, *(r.name for r in grammar.rules if r.kept and r.name in listed)]
     for comp in cyclic_components(graph, order):
         inlined: set[str] = set()
         for name in sorted(comp, key=lambda n: (-cost.get(n, 0.0), position[n])):
             deadline.check()
-            if name != grammar.start and not _closes_cycle(name, inlined, graph):
+            if name not in keep and not _closes_cycle(name, inlined, graph):
                 inlined.add(name)
         keep += [name for name in comp if name not in inlined and name != grammar.start]
     return sorted(set(keep), key=position.__getitem__)
@@ -390,7 +391,7 @@ def _without_small_leaves(grammar: Grammar, order: list[str], limits: Limits) ->
     keep = []
     for name in order:
         deadline.check()
-        if name != grammar.start and not uses[name]:
+        if name != grammar.start and not uses[name] and not rules[name].kept:
             try:
                 if rule_dfa(name, rules[name].body, limits).dfa.n_states <= SMALL_LEAF_STATES:
                     continue

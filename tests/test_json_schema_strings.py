@@ -415,3 +415,56 @@ def test_short_escapes_and_controls_map_to_their_characters():
         assert not dfa.fullmatch(b'"' + bytes([cp]) + b'"'), cp
         assert dfa.fullmatch(f'"\\u{cp:04x}"'.encode()) and dfa.fullmatch(f'"\\u{cp:04X}"'.encode())
     assert dfa.fullmatch(b'"\x20"') and dfa.fullmatch(b'"\\""') and not dfa.fullmatch(b'"""')
+
+
+CHUNKED_BOUNDS = [(0, 65535), (600, 2000), (0, 600), (512, None), (700, 700), (800, 900)]
+
+
+@pytest.mark.parametrize("lo, hi", CHUNKED_BOUNDS, ids=[f"{a}-{b}" for a, b in CHUNKED_BOUNDS])
+def test_long_string_bounds_are_exact(lo, hi):
+    """Bounds past CHUNKED_FROM are counted in kept chunk rules: exact at every boundary, with
+    raw, escaped and surrogate-pair characters each counting one."""
+    from grammask.compiler.json_schema import compile_json_schema
+    from grammask.compiler.json_schema.strings import CHUNK, CHUNKED_FROM
+    from grammask.runtime import Matcher
+
+    from .vocabularies import small_vocabulary
+
+    assert max(lo, hi or 0) >= CHUNKED_FROM
+    compiled = compile_json_schema({"type": "string", "minLength": lo,
+                                    **({} if hi is None else {"maxLength": hi})},
+                                   small_vocabulary())
+    assert compiled.pushdown is not None and any(
+        name.startswith("string-chunk") for name in compiled.pushdown.rule_names)
+    rng = random.Random(lo * 7 + (hi or 1))
+    near = {lo - 1, lo, lo + 1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK, 3 * CHUNK + 1}
+    if hi is not None:
+        near |= {hi - 1, hi, hi + 1}
+    pool = ["a", " ", "é", "😀", "\n", '"', "中", "\x7f"]
+    for n in sorted(x for x in near if 0 <= x <= 70_000):
+        text = "".join(rng.choice(pool) for _ in range(n))
+        for ascii_only in (False, True):
+            m = Matcher(compiled)
+            ok = m.accept_string(json.dumps(text, ensure_ascii=ascii_only)) and m.can_terminate()
+            assert ok == (lo <= n and (hi is None or n <= hi)), (n, ascii_only)
+
+
+def test_long_string_token_by_token():
+    from grammask.compiler.json_schema import compile_json_schema
+    from grammask.runtime import Matcher, Vocabulary
+    from grammask.runtime.bitmask import allocate_token_bitmask
+
+    vocab = Vocabulary.default()
+    compiled = compile_json_schema({"type": "object", "properties": {
+        "note": {"type": "string", "maxLength": 1000}}, "required": ["note"]}, vocab)
+    mask = allocate_token_bitmask(1, vocab.size)
+    text = json.dumps({"note": "Le café, 😀 and a \"quote\"; " * 30}, ensure_ascii=False)
+    assert len(json.loads(text)["note"]) <= 1000
+    m = Matcher(compiled)
+    for t in vocab.encode(text):
+        m.fill_next_token_bitmask(mask)
+        assert mask[0, t >> 5] >> (t & 31) & 1
+        assert m.accept_token(t)
+    assert m.can_terminate()
+    m = Matcher(compiled)
+    assert not m.accept_string(json.dumps({"note": "x" * 1001}))

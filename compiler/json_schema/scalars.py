@@ -103,12 +103,15 @@ def _string_values(t: "Translator", s: "Constraints") -> Node:
 
 def string_text(t: "Translator", c: "Constraints") -> Node | None:
     """The JSON string literals `c` allows, or None if there are none."""
-    from .strings import json_string
+    from .strings import CHUNKED_FROM, chunked_string, json_string
 
     if c.max_length is not None and c.max_length < c.min_length:
         return None
+    content = string_content_node(t, c)
+    if content is None and max(c.min_length, c.max_length or 0) >= CHUNKED_FROM:
+        return chunked_string(c.min_length, c.max_length, t.kept_rule)
     try:
-        return json_string(string_content_node(t, c), min_length=c.min_length,
+        return json_string(content, min_length=c.min_length,
                            max_length=c.max_length, pointer=c.string_pointer, limits=t.limits)
     except GrammarError as exc:
         if exc.code == "empty-language":

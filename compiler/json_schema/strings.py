@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 from bisect import bisect_right
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,8 @@ from ..minimize import minimize
 from ..nfa import IdentityKey
 from .ecma_regex import ANY_CHAR, ecma_pattern
 
-__all__ = ["ANY_STRING", "counted", "ecma_pattern", "json_string", "json_string_automaton"]
+__all__ = ["ANY_STRING", "chunked_string", "counted", "ecma_pattern", "json_string",
+           "json_string_automaton"]
 
 CodePointMap = list[tuple[int, int, int]]
 """Sorted, disjoint (lo, hi, target) code-point ranges."""
@@ -411,6 +413,43 @@ def json_string(
         raise BudgetExceeded(exc.message, pointer=pointer, code=exc.code) from None
     except GrammarError as exc:
         raise GrammarError(exc.message, pointer=pointer, code=exc.code) from None
+
+
+CHUNK = 256
+"""Characters per kept chunk rule of a long unconstrained string (`chunked_string`)."""
+
+CHUNKED_FROM = 512
+"""Length bounds from which an unconstrained string is counted in kept chunk rules."""
+
+
+def chunked_string(lo: int, hi: int | None, kept_rule: Callable[[str, Node], Node]) -> Node:
+    """The JSON string literals of lo to hi (None: any) characters, counted in chunks of
+    CHUNK characters: a call of the kept rule "exactly CHUNK characters" per chunk, then a
+    kept tail rule of the last characters and the closing quote, so no automaton counts past
+    CHUNK and the chunk's token sets serve every chunk. A length m is read as m = j * CHUNK + i
+    with i < CHUNK, one way only; `kept_rule(name, body)` makes (once per name) the rule."""
+    chunk = kept_rule(f"string-chunk-{CHUNK}", Repeat(_CHARACTER, CHUNK, CHUNK))
+
+    def tail(a: int, b: int | None) -> Node:
+        return kept_rule(f"string-tail-{a}-{b if b is not None else 'more'}",
+                         Seq((Repeat(_CHARACTER, a, b), _QUOTE)))
+
+    def chunks(n: int, m: int | None) -> Node:
+        return Repeat(chunk, n, m)
+
+    j0, i0 = divmod(lo, CHUNK)
+    if hi is None:
+        return Seq((_QUOTE, chunks(j0, j0), Choice((
+            tail(i0, CHUNK - 1),
+            Seq((chunk, chunks(0, None), tail(0, CHUNK - 1)))))))
+    q, r = divmod(hi, CHUNK)
+    if j0 == q:
+        return Seq((_QUOTE, chunks(j0, j0), tail(i0, r)))
+    alternatives = [Seq((chunks(j0, j0), tail(i0, CHUNK - 1)))]
+    if q - j0 > 1:
+        alternatives.append(Seq((chunks(j0 + 1, q - 1), tail(0, CHUNK - 1))))
+    alternatives.append(Seq((chunks(q, q), tail(0, r))))
+    return Seq((_QUOTE, Choice(tuple(alternatives))))
 
 
 def _key(node: Node | None) -> IdentityKey | None:

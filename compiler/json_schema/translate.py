@@ -52,6 +52,7 @@ class Translator:
         self.collector = Collector(doc, options.lenient)
         self.names: dict[Key, str] = {}
         self.bodies: dict[str, Node] = {}
+        self.kept: dict[str, str] = {}
         self.queue: deque[Key] = deque()
         self.warnings: list[str] = []
 
@@ -63,8 +64,9 @@ class Translator:
             key = self.queue.popleft()
             self.bodies[self.names[key]] = self._body(*key)
         assert isinstance(start, RuleRef)
-        return Grammar(tuple(Rule(name, body) for name, body in self.bodies.items()),
-                       start=start.name)
+        kept = set(self.kept.values())
+        return Grammar(tuple(Rule(name, body, kept=name in kept)
+                             for name, body in self.bodies.items()), start=start.name)
 
     def ref(self, conj: Conjunction, depth: int) -> Node:
         """A reference to the rule of `conj` at `depth` (queued on first use)."""
@@ -85,6 +87,13 @@ class Translator:
     def member(self, pointers: list[str], depth: int) -> Node:
         """The rule of the conjunction of the subschemas at `pointers`."""
         return self.ref(conjunction([location(p) for p in pointers]), depth)
+
+    def kept_rule(self, hint: str, body: Node) -> RuleRef:
+        """The rule named `hint` with `body`, kept as a rule (`Rule.kept`); made once per
+        translation, so every use of `hint` must mean the same body."""
+        if hint not in self.kept:
+            self.kept[hint] = self.rule(hint, body).name
+        return RuleRef(self.kept[hint])
 
     def rule(self, hint: str, body: Node) -> RuleRef:
         """A new rule named after `hint` with the given body (for parts of a subschema that
