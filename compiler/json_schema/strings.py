@@ -415,7 +415,7 @@ def json_string(
         raise GrammarError(exc.message, pointer=pointer, code=exc.code) from None
 
 
-CHUNK = 256
+CHUNK = 64
 """Characters per kept chunk rule of a long unconstrained string (`chunked_string`)."""
 
 CHUNKED_FROM = 512
