@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import numpy as np
 from numba import njit
 
+from ..runtime.dfa_kernels import breadth_first_order, reachable_and_live
 from ..runtime.dfa_table import DFATable
 from .limits import DEFAULT_LIMITS, Limits
 from .nfa import CALL, NFA
@@ -71,56 +72,14 @@ def trimmed_table(transitions, accepting, start):  # type: ignore[no-untyped-def
     breadth-first (columns in order), moves into other states dropped; no states when `start`
     cannot reach acceptance."""
     n, k = transitions.shape
-    counts = np.zeros(n + 1, dtype=np.int64)
-    for s in range(n):
-        for c in range(k):
-            t = transitions[s, c]
-            if t >= 0:
-                counts[t + 1] += 1
-    for s in range(n):
-        counts[s + 1] += counts[s]
-    preds = np.empty(counts[n], dtype=np.int64)
-    fill = counts[:n].copy()
-    for s in range(n):
-        for c in range(k):
-            t = transitions[s, c]
-            if t >= 0:
-                preds[fill[t]] = s
-                fill[t] += 1
-    live = np.zeros(n, dtype=np.bool_)
-    stack = np.empty(n, dtype=np.int64)
-    top = 0
-    for s in range(n):
-        if accepting[s]:
-            live[s] = True
-            stack[top] = s
-            top += 1
-    while top:
-        top -= 1
-        s = stack[top]
-        for j in range(counts[s], counts[s + 1]):
-            p = preds[j]
-            if not live[p]:
-                live[p] = True
-                stack[top] = p
-                top += 1
-    new = np.full(n, -1, dtype=np.int32)
+    live = reachable_and_live(transitions, accepting, start)[1]
     if not live[start]:
         return np.empty((0, k), dtype=np.int32), np.zeros(0, dtype=np.bool_)
-    order = stack
-    order[0] = start
-    new[start] = 0
-    size = 1
-    i = 0
-    while i < size:
-        s = order[i]
-        i += 1
-        for c in range(k):
-            t = transitions[s, c]
-            if t >= 0 and live[t] and new[t] < 0:
-                new[t] = size
-                order[size] = t
-                size += 1
+    order = breadth_first_order(transitions, live, start)
+    new = np.full(n, -1, dtype=np.int32)
+    for i in range(len(order)):
+        new[order[i]] = i
+    size = len(order)
     out = np.empty((size, k), dtype=np.int32)
     acc = np.empty(size, dtype=np.bool_)
     for i in range(size):

@@ -94,6 +94,38 @@ def content_tokens(data, offsets, rows):  # type: ignore[no-untyped-def]
 
 
 @njit(**_KERNEL)
+def _row_target(transitions, byte_class, state, rows, r, lead_lo, lead_hi, frontier, following):  # type: ignore[no-untyped-def]
+    """The one state that every character of multibyte row r whose lead byte lies in
+    lead_lo..lead_hi leads to from `state`, or -1 if they lead to several, or one of them dies
+    (`frontier` and `following` are scratch of _MAX_FRONTIER states)."""
+    frontier[0] = state
+    n = 1
+    k = 0
+    while k < 4 and rows[r, k, 1] >= 0:
+        lo, hi = (lead_lo, lead_hi) if k == 0 else (rows[r, k, 0], rows[r, k, 1])
+        m = 0
+        for i in range(n):
+            for b in range(lo, hi + 1):
+                t = transitions[frontier[i], byte_class[b]]
+                if t < 0:
+                    return -1
+                seen = False
+                for j in range(m):
+                    if following[j] == t:
+                        seen = True
+                        break
+                if not seen:
+                    if m == _MAX_FRONTIER:
+                        return -1
+                    following[m] = t
+                    m += 1
+        frontier[:m] = following[:m]
+        n = m
+        k += 1
+    return frontier[0] if n == 1 else -1
+
+
+@njit(**_KERNEL)
 def _content_target(transitions, byte_class, state, rows):  # type: ignore[no-untyped-def]
     """The one state that every content character leads to from `state`, or -1 if they lead
     to several, or one of them dies."""
@@ -107,31 +139,8 @@ def _content_target(transitions, byte_class, state, rows):  # type: ignore[no-un
     frontier = np.empty(_MAX_FRONTIER, dtype=np.int64)
     following = np.empty(_MAX_FRONTIER, dtype=np.int64)
     for r in range(rows.shape[0]):
-        frontier[0] = state
-        n = 1
-        k = 0
-        while k < 4 and rows[r, k, 1] >= 0:
-            m = 0
-            for i in range(n):
-                s = frontier[i]
-                for b in range(rows[r, k, 0], rows[r, k, 1] + 1):
-                    t = transitions[s, byte_class[b]]
-                    if t < 0:
-                        return -1
-                    seen = False
-                    for j in range(m):
-                        if following[j] == t:
-                            seen = True
-                            break
-                    if not seen:
-                        if m == _MAX_FRONTIER:
-                            return -1
-                        following[m] = t
-                        m += 1
-            frontier[:m] = following[:m]
-            n = m
-            k += 1
-        if n != 1 or frontier[0] != target:
+        if _row_target(transitions, byte_class, state, rows, r, rows[r, 0, 0], rows[r, 0, 1],
+                       frontier, following) != target:
             return -1
     return target
 
@@ -172,38 +181,8 @@ def _entry_bytes(transitions, byte_class, state, rows, good):  # type: ignore[no
     following = np.empty(_MAX_FRONTIER, dtype=np.int64)
     for r in range(rows.shape[0]):
         for lead in range(rows[r, 0, 0], rows[r, 0, 1] + 1):
-            t = transitions[state, byte_class[lead]]
-            if t < 0:
-                continue
-            frontier[0] = t
-            n = 1
-            k = 1
-            alive = True
-            while alive and k < 4 and rows[r, k, 1] >= 0:
-                m = 0
-                for i in range(n):
-                    if not alive:
-                        break
-                    for b in range(rows[r, k, 0], rows[r, k, 1] + 1):
-                        t = transitions[frontier[i], byte_class[b]]
-                        if t < 0:
-                            alive = False
-                            break
-                        seen = False
-                        for j in range(m):
-                            if following[j] == t:
-                                seen = True
-                                break
-                        if not seen:
-                            if m == _MAX_FRONTIER:
-                                alive = False
-                                break
-                            following[m] = t
-                            m += 1
-                frontier[:m] = following[:m]
-                n = m
-                k += 1
-            good[lead] = alive and n == 1 and frontier[0] == best
+            good[lead] = _row_target(transitions, byte_class, state, rows, r, lead, lead,
+                                     frontier, following) == best
     return chars
 
 

@@ -59,29 +59,19 @@ def trie_token_row(transitions, byte_class, state, data, offsets, lcp, ids, max_
 
 
 @njit(cache=True, nogil=True)
-def reachable_and_live(transitions, accepting, start):  # type: ignore[no-untyped-def]
-    """(reachable from start, can reach an accepting state) per state; -1 entries are skipped."""
+def moves_reach_and_live(transitions, extra_offsets, extra_to, starts, accepting):  # type: ignore[no-untyped-def]
+    """(reachable from some state of `starts`, can reach an accepting state) per state, moving
+    along `transitions` (-1 entries skipped) and, from each state s, to the states
+    extra_to[extra_offsets[s]:extra_offsets[s + 1]] (the call edges of rule automata)."""
     n, k = transitions.shape
-    reach = np.zeros(n, dtype=np.bool_)
-    stack = np.empty(n, dtype=np.int64)
-    reach[start] = True
-    stack[0] = start
-    top = 1
-    while top:
-        top -= 1
-        s = stack[top]
-        for c in range(k):
-            t = transitions[s, c]
-            if t >= 0 and not reach[t]:
-                reach[t] = True
-                stack[top] = t
-                top += 1
     counts = np.zeros(n + 1, dtype=np.int64)
     for s in range(n):
         for c in range(k):
             t = transitions[s, c]
             if t >= 0:
                 counts[t + 1] += 1
+        for j in range(extra_offsets[s], extra_offsets[s + 1]):
+            counts[extra_to[j] + 1] += 1
     for s in range(n):
         counts[s + 1] += counts[s]
     preds = np.empty(counts[n], dtype=np.int64)
@@ -92,8 +82,34 @@ def reachable_and_live(transitions, accepting, start):  # type: ignore[no-untype
             if t >= 0:
                 preds[fill[t]] = s
                 fill[t] += 1
-    live = np.zeros(n, dtype=np.bool_)
+        for j in range(extra_offsets[s], extra_offsets[s + 1]):
+            t = extra_to[j]
+            preds[fill[t]] = s
+            fill[t] += 1
+    stack = np.empty(n, dtype=np.int64)
+    reach = np.zeros(n, dtype=np.bool_)
     top = 0
+    for s in starts:
+        if not reach[s]:
+            reach[s] = True
+            stack[top] = s
+            top += 1
+    while top:
+        top -= 1
+        s = stack[top]
+        for c in range(k):
+            t = transitions[s, c]
+            if t >= 0 and not reach[t]:
+                reach[t] = True
+                stack[top] = t
+                top += 1
+        for j in range(extra_offsets[s], extra_offsets[s + 1]):
+            t = extra_to[j]
+            if not reach[t]:
+                reach[t] = True
+                stack[top] = t
+                top += 1
+    live = np.zeros(n, dtype=np.bool_)
     for s in range(n):
         if accepting[s]:
             live[s] = True
@@ -109,6 +125,15 @@ def reachable_and_live(transitions, accepting, start):  # type: ignore[no-untype
                 stack[top] = p
                 top += 1
     return reach, live
+
+
+@njit(cache=True, nogil=True)
+def reachable_and_live(transitions, accepting, start):  # type: ignore[no-untyped-def]
+    """(reachable from start, can reach an accepting state) per state; -1 entries are skipped."""
+    n = transitions.shape[0]
+    return moves_reach_and_live(transitions, np.zeros(n + 1, dtype=np.int64),
+                                np.zeros(0, dtype=np.int64), np.full(1, start, dtype=np.int64),
+                                accepting)
 
 
 @njit(cache=True, nogil=True)

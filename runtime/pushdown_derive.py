@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .dfa_kernels import moves_reach_and_live
+
 
 @njit(cache=True, nogil=True)
 def byte_bits(transitions, byte_class):  # type: ignore[no-untyped-def]
@@ -29,83 +31,31 @@ def byte_bits(transitions, byte_class):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def table_structure(transitions, call_offsets, call_next, state_rule, rule_start, accepting):  # type: ignore[no-untyped-def]
+def _leaving(transitions, call_offsets, call_next, state_rule):  # type: ignore[no-untyped-def]
+    n, k = transitions.shape
+    leaving = 0
+    for s in range(n):
+        for c in range(k):
+            t = transitions[s, c]
+            if t >= 0 and state_rule[t] != state_rule[s]:
+                leaving += 1
+        for j in range(call_offsets[s], call_offsets[s + 1]):
+            if state_rule[call_next[j]] != state_rule[s]:
+                leaving += 1
+    return leaving
+
+
+def table_structure(transitions: np.ndarray, call_offsets: np.ndarray, call_next: np.ndarray,
+                    state_rule: np.ndarray, rule_start: np.ndarray, accepting: np.ndarray
+                    ) -> tuple[int, int, int]:
     """(moves that leave their rule, states unreachable from every rule start, states that
     cannot reach an accepting state of their rule), counting byte and call moves alike, for a
     table whose indices are already checked to lie in range."""
-    n, k = transitions.shape
-    leaving = 0
-    counts = np.zeros(n + 1, dtype=np.int64)
-    for s in range(n):
-        for c in range(k):
-            t = transitions[s, c]
-            if t >= 0:
-                counts[t + 1] += 1
-                if state_rule[t] != state_rule[s]:
-                    leaving += 1
-        for j in range(call_offsets[s], call_offsets[s + 1]):
-            t = call_next[j]
-            counts[t + 1] += 1
-            if state_rule[t] != state_rule[s]:
-                leaving += 1
-    for s in range(n):
-        counts[s + 1] += counts[s]
-    preds = np.empty(counts[n], dtype=np.int64)
-    fill = counts[:n].copy()
-    for s in range(n):
-        for c in range(k):
-            t = transitions[s, c]
-            if t >= 0:
-                preds[fill[t]] = s
-                fill[t] += 1
-        for j in range(call_offsets[s], call_offsets[s + 1]):
-            t = call_next[j]
-            preds[fill[t]] = s
-            fill[t] += 1
-    stack = np.empty(n, dtype=np.int64)
-    seen = np.zeros(n, dtype=np.bool_)
-    top = 0
-    for s in rule_start:
-        if not seen[s]:
-            seen[s] = True
-            stack[top] = s
-            top += 1
-    reached = top
-    while top:
-        top -= 1
-        s = stack[top]
-        for c in range(k):
-            t = transitions[s, c]
-            if t >= 0 and not seen[t]:
-                seen[t] = True
-                stack[top] = t
-                top += 1
-                reached += 1
-        for j in range(call_offsets[s], call_offsets[s + 1]):
-            t = call_next[j]
-            if not seen[t]:
-                seen[t] = True
-                stack[top] = t
-                top += 1
-                reached += 1
-    live = np.zeros(n, dtype=np.bool_)
-    for s in range(n):
-        if accepting[s]:
-            live[s] = True
-            stack[top] = s
-            top += 1
-    alive = top
-    while top:
-        top -= 1
-        s = stack[top]
-        for j in range(counts[s], counts[s + 1]):
-            p = preds[j]
-            if not live[p]:
-                live[p] = True
-                stack[top] = p
-                top += 1
-                alive += 1
-    return leaving, n - reached, n - alive
+    reach, live = moves_reach_and_live(transitions, call_offsets, call_next, rule_start,
+                                       accepting)
+    n = len(reach)
+    return (int(_leaving(transitions, call_offsets, call_next, state_rule)),
+            n - int(reach.sum()), n - int(live.sum()))
 
 
 def _csr(n: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
