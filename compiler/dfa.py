@@ -105,31 +105,71 @@ def trim(
     table, acc = trimmed_table(np.ascontiguousarray(transitions, dtype=np.int32),
                                np.ascontiguousarray(accepting, dtype=np.bool_), start)
     if not len(acc):
-        return DFATable(
-            byte_class=np.zeros(256, dtype=np.int32),
-            transitions=np.full((1, 1), -1, dtype=np.int32),
-            accepting=np.zeros(1, dtype=bool),
-            start=0,
-        )
+        return empty_dfa()
+    if not compact:
+        return DFATable(byte_class=byte_class.astype(np.int32), transitions=table,
+                        accepting=acc, start=0)
+    return compact_columns(byte_class, table, acc, n_calls)
+
+
+def empty_dfa() -> DFATable:
+    """The trimmed DFA of the empty language: one non-accepting state, no moves."""
+    return DFATable(byte_class=np.zeros(256, dtype=np.int32),
+                    transitions=np.full((1, 1), -1, dtype=np.int32),
+                    accepting=np.zeros(1, dtype=bool), start=0)
+
+
+def compact_columns(byte_class: np.ndarray, table: np.ndarray, accepting: np.ndarray,
+                    n_calls: int = 0) -> DFATable:
+    """The DFA (start 0) of a trimmed `table` with equal byte columns merged; the last `n_calls`
+    columns are call columns, kept as they are after the byte columns."""
+    own = table.shape[1] - n_calls
+    new_of_old, first = merge_columns(table, own)
     byte_class = byte_class.astype(np.int32)
-    if compact:
-        own = table.shape[1] - n_calls
-        new_of_old, first = merge_columns(table[:, :own])
-        if len(first) < own:
-            byte_class = new_of_old[byte_class]
-            table = np.ascontiguousarray(np.concatenate((table[:, first], table[:, own:]), axis=1))
-    return DFATable(byte_class=byte_class, transitions=table, accepting=acc, start=0)
+    if len(first) < own:
+        byte_class = new_of_old[byte_class]
+        table = np.ascontiguousarray(np.concatenate((table[:, first], table[:, own:]), axis=1))
+    return DFATable(byte_class=byte_class, transitions=table, accepting=accepting, start=0)
 
 
-def merge_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(new index of each column, the first old column of each new one), merging identical
-    columns and numbering them in order of first appearance (so column 0 stays 0)."""
-    by_column = np.ascontiguousarray(table.T)
-    index: dict[bytes, int] = {}
-    new_of_old = np.array([index.setdefault(col.tobytes(), len(index)) for col in by_column],
-                          dtype=np.int32)
-    first = np.unique(new_of_old, return_index=True)[1]
-    return new_of_old, first
+def merge_columns(table: np.ndarray, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(new index of each of the first `k` columns (all when None), the first old column of
+    each new one), merging identical columns and numbering them in order of first appearance
+    (so column 0 stays 0)."""
+    table = np.ascontiguousarray(table, dtype=np.int32)
+    return _merge_columns(table, table.shape[1] if k is None else k)
+
+
+@njit(cache=True, nogil=True)
+def _merge_columns(table, k):  # type: ignore[no-untyped-def]
+    n = table.shape[0]
+    hashes = np.full(k, np.uint64(1469598103934665603), dtype=np.uint64)
+    for s in range(n):
+        for c in range(k):
+            hashes[c] = (hashes[c] ^ np.uint64(table[s, c] + 1)) * np.uint64(1099511628211)
+    new_of_old = np.empty(k, dtype=np.int32)
+    first = np.empty(k, dtype=np.int64)
+    m = 0
+    for c in range(k):
+        found = -1
+        for r in range(m):
+            f = first[r]
+            if hashes[f] != hashes[c]:
+                continue
+            same = True
+            for s in range(n):
+                if table[s, f] != table[s, c]:
+                    same = False
+                    break
+            if same:
+                found = r
+                break
+        if found < 0:
+            first[m] = c
+            found = m
+            m += 1
+        new_of_old[c] = found
+    return new_of_old, first[:m].copy()
 
 
 def compact_classes(dfa: DFATable) -> DFATable:

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..runtime.dfa_table import DFATable
-from .dfa import trim
+from .dfa import compact_columns, empty_dfa
 
 
 @njit(cache=True, nogil=True)
@@ -175,8 +175,11 @@ def minimize_table(byte_class: np.ndarray, transitions: np.ndarray, accepting: n
     transitions = _read_only(np.ascontiguousarray(transitions, dtype=np.int32))
     accepting = _read_only(np.ascontiguousarray(accepting, dtype=np.bool_))
     block, n_blocks, dead = hopcroft_blocks(transitions, accepting)
-    table, acc = quotient(transitions, accepting, block, n_blocks, dead)
-    return trim(byte_class, table, acc, int(block[start]), compact=compact, n_calls=n_calls)
+    table, acc = quotient(transitions, accepting, block, n_blocks, dead, block[start])
+    if not len(acc):
+        return empty_dfa()
+    return compact_columns(byte_class, table, acc, n_calls) if compact else DFATable(
+        byte_class=byte_class.astype(np.int32), transitions=table, accepting=acc, start=0)
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -188,21 +191,40 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def quotient(transitions, accepting, block, n_blocks, dead):  # type: ignore[no-untyped-def]
-    """(transitions, accepting) of the DFA whose states are the blocks, moves into `dead`
-    dropped."""
-    k = transitions.shape[1]
-    table = np.full((n_blocks, k), -1, dtype=np.int32)
-    acc = np.zeros(n_blocks, dtype=np.bool_)
-    done = np.zeros(n_blocks, dtype=np.bool_)
-    for s in range(transitions.shape[0]):
-        b = block[s]
-        if done[b] or b == dead:
-            continue
-        done[b] = True
-        acc[b] = accepting[s]
+def quotient(transitions, accepting, block, n_blocks, dead, start):  # type: ignore[no-untyped-def]
+    """(transitions, accepting) of the DFA whose states are the blocks reachable from block
+    `start`, numbered breadth-first (columns in order), moves into `dead` dropped; no states
+    when `start` is `dead`. Every block but `dead` can reach acceptance, so this is trimmed."""
+    n, k = transitions.shape
+    if start == dead:
+        return np.empty((0, k), dtype=np.int32), np.zeros(0, dtype=np.bool_)
+    member = np.full(n_blocks, -1, dtype=np.int64)
+    for s in range(n):
+        if member[block[s]] < 0:
+            member[block[s]] = s
+    new = np.full(n_blocks, -1, dtype=np.int32)
+    order = np.empty(n_blocks, dtype=np.int64)
+    order[0] = start
+    new[start] = 0
+    size = 1
+    i = 0
+    while i < size:
+        s = member[order[i]]
+        i += 1
         for c in range(k):
             t = transitions[s, c]
-            if t >= 0 and block[t] != dead:
-                table[b, c] = block[t]
+            if t >= 0:
+                b = block[t]
+                if b != dead and new[b] < 0:
+                    new[b] = size
+                    order[size] = b
+                    size += 1
+    table = np.empty((size, k), dtype=np.int32)
+    acc = np.empty(size, dtype=np.bool_)
+    for i in range(size):
+        s = member[order[i]]
+        acc[i] = accepting[s]
+        for c in range(k):
+            t = transitions[s, c]
+            table[i, c] = new[block[t]] if t >= 0 and block[t] != dead else -1
     return table, acc

@@ -155,18 +155,6 @@ class _Fragment:
         none = np.zeros(0, dtype=np.int64)
         return cls(n_inner, table[:, 0], table[:, 1], table[:, 2], table[:, 3], none, none)
 
-    @functools.cached_property
-    def lists(self) -> tuple[list[int], ...] | None:
-        """The arrays as lists when the fragment is small (placed faster one at a time in
-        Python than with numpy), else None."""
-        if len(self.src) + len(self.eps_src) > _SMALL:
-            return None
-        return tuple(a.tolist() for a in (self.src, self.lo, self.hi, self.to, self.eps_src,
-                                          self.eps_to))
-
-
-_SMALL = 48
-
 
 @functools.lru_cache(maxsize=1024)
 def _class_fragment(ranges: tuple[tuple[int, int], ...]) -> _Fragment:
@@ -307,6 +295,8 @@ class _Builder:
         self.calls = calls or {}
         self.closed: dict[int, bool] = {}
         self.shared: set[int] = set()
+        self.placed: dict[int, tuple[_Fragment, list[int], list[int], list[int],
+                                     list[tuple[np.ndarray, ...]]]] = {}
 
     def states(self, n: int) -> int:
         """Add `n` states; the first one's index."""
@@ -410,28 +400,40 @@ class _Builder:
 
     def _place(self, fragment: _Fragment, starts: Sequence[int] | np.ndarray,
                ends: Sequence[int] | np.ndarray) -> None:
-        """Copies of a fragment, the i-th from starts[i] to ends[i]."""
+        """Copies of a fragment, the i-th from starts[i] to ends[i]: their states now, their
+        edges when `arrays` renumbers all copies of the fragment at once."""
         copies, n_inner = len(starts), fragment.n_inner
         base = self.states(n_inner * copies)
-        if copies == 1 and fragment.lists is not None:
-            src, lo, hi, to, eps_src, eps_to = fragment.lists
-            local = [int(starts[0]), int(ends[0]), *range(base, base + n_inner)]
-            self.src.extend([local[x] for x in src])
-            self.lo.extend(lo)
-            self.hi.extend(hi)
-            self.to.extend([local[x] for x in to])
-            self.eps_src.extend([local[x] for x in eps_src])
-            self.eps_to.extend([local[x] for x in eps_to])
-            return
-        table = np.empty((copies, n_inner + 2), dtype=np.int64)
-        table[:, 0] = starts
-        table[:, 1] = ends
-        table[:, 2:] = np.arange(base, base + n_inner * copies).reshape(copies, n_inner)
-        self.blocks.append((table[:, fragment.src].ravel(), np.tile(fragment.lo, copies),
-                            np.tile(fragment.hi, copies), table[:, fragment.to].ravel()))
-        if len(fragment.eps_src):
-            self.eps_blocks.append((table[:, fragment.eps_src].ravel(),
-                                    table[:, fragment.eps_to].ravel()))
+        placed = self.placed.get(id(fragment))
+        if placed is None:
+            placed = self.placed[id(fragment)] = (fragment, [], [], [], [])
+        if copies == 1:
+            placed[1].append(int(starts[0]))
+            placed[2].append(int(ends[0]))
+            placed[3].append(base)
+        else:
+            placed[4].append((np.asarray(starts, dtype=np.int64),
+                              np.asarray(ends, dtype=np.int64),
+                              base + n_inner * np.arange(copies, dtype=np.int64)))
+
+    def _placed_blocks(self) -> None:
+        """The edges of every placed fragment copy, one block per fragment."""
+        for fragment, starts, ends, bases, many in self.placed.values():
+            columns = [np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
+                       np.array(bases, dtype=np.int64)]
+            if many:
+                columns = [np.concatenate([c, *(m[i] for m in many)])
+                           for i, c in enumerate(columns)]
+            table = np.empty((len(columns[0]), fragment.n_inner + 2), dtype=np.int64)
+            table[:, 0], table[:, 1] = columns[0], columns[1]
+            table[:, 2:] = columns[2][:, None] + np.arange(fragment.n_inner, dtype=np.int64)
+            copies = len(table)
+            self.blocks.append((table[:, fragment.src].ravel(), np.tile(fragment.lo, copies),
+                                np.tile(fragment.hi, copies), table[:, fragment.to].ravel()))
+            if len(fragment.eps_src):
+                self.eps_blocks.append((table[:, fragment.eps_src].ravel(),
+                                        table[:, fragment.eps_to].ravel()))
+        self.placed.clear()
 
     def _automaton(self, node: Automaton, s: int, e: int) -> None:
         dfa = node.dfa
@@ -469,6 +471,7 @@ class _Builder:
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         """(src, lo, hi, to, eps_src, eps_to) of every edge added."""
+        self._placed_blocks()
         blocks = [(np.array(self.src, dtype=np.int64), np.array(self.lo, dtype=np.int64),
                    np.array(self.hi, dtype=np.int64), np.array(self.to, dtype=np.int64)),
                   *self.blocks]

@@ -5,9 +5,10 @@ byte classes, then call symbols) in CSR form, and its epsilon targets in CSR for
 transition table over the columns and the accepting flags of the DFA whose states are the
 epsilon-closed sets of NFA states reachable from the start's closure, numbered in discovery
 order (column by column, breadth-first). The columns of a DFA state are split into segments at
-the ends of its NFA states' edges; every column of a segment has the same successor, so each
-closure is computed once per segment rather than once per column, and the DFA state reached
-from a single NFA state is remembered (-2: none), so it is computed once. A set is identified by its important states (those with
+the ends of its NFA states' edges (found from the edges alone, not by scanning the columns);
+every column of a segment has the same successor, so each closure is computed once per segment
+rather than once per column, and the DFA state reached from a single NFA state is remembered
+(-2: none), so it is computed once. A set is identified by its important states (those with
 edges, and the accept state): two closures that agree on them have the same moves and
 acceptance, so they are one DFA state; a closure without any is the dead state (-1).
 
@@ -50,17 +51,23 @@ def _closure(seeds, begin, end, eps_off, eps_to, important, mark, gen, stack, ou
                 mark[t] = gen
                 stack[top] = t
                 top += 1
-    if n > 16:
-        out[:n].sort()
-        return n
-    for i in range(1, n):
-        v = out[i]
-        j = i - 1
-        while j >= 0 and out[j] > v:
-            out[j + 1] = out[j]
-            j -= 1
-        out[j + 1] = v
+    _sort(out, n)
     return n
+
+
+@njit(cache=True, nogil=True)
+def _sort(values, n):  # type: ignore[no-untyped-def]
+    """Sort values[:n] in place (insertion sort while short)."""
+    if n > 16:
+        values[:n].sort()
+        return
+    for i in range(1, n):
+        v = values[i]
+        j = i - 1
+        while j >= 0 and values[j] > v:
+            values[j + 1] = values[j]
+            j -= 1
+        values[j + 1] = v
 
 
 @njit(cache=True, nogil=True)
@@ -111,25 +118,27 @@ def _subset_steps(e_off, e_lo, e_hi, e_to, eps_off, eps_to, k, max_states, impor
     fill = np.zeros(k + 1, dtype=np.int64)
     while d < m and d < d_stop:
         lo_d, hi_d = pool_off[d], pool_off[d + 1]
+        n_seg = 0
         for i in range(lo_d, hi_d):
             s = pool[i]
             for j in range(e_off[s], e_off[s + 1]):
-                cut[e_lo[j]] = True
-                cut[e_hi[j] + 1] = True
-        n_seg = 0
-        for c in range(k + 1):
-            if cut[c]:
-                cut[c] = False
-                bounds[n_seg] = c
-                n_seg += 1
-            seg_of[c] = n_seg - 1
+                for end in range(2):
+                    c = np.int64(e_lo[j]) if end == 0 else np.int64(e_hi[j]) + 1
+                    if not cut[c]:
+                        cut[c] = True
+                        bounds[n_seg] = c
+                        n_seg += 1
+        _sort(bounds, n_seg)
+        for x in range(n_seg):
+            cut[bounds[x]] = False
+            seg_of[bounds[x]] = x
         n_seg = max(n_seg - 1, 0)
         for g in range(n_seg + 1):
             counts[g] = 0
         for i in range(lo_d, hi_d):
             s = pool[i]
             for j in range(e_off[s], e_off[s + 1]):
-                for g in range(seg_of[e_lo[j]], seg_of[e_hi[j]] + 1):
+                for g in range(seg_of[e_lo[j]], seg_of[e_hi[j] + 1]):
                     counts[g + 1] += 1
         for g in range(n_seg):
             counts[g + 1] += counts[g]
@@ -141,7 +150,7 @@ def _subset_steps(e_off, e_lo, e_hi, e_to, eps_off, eps_to, k, max_states, impor
         for i in range(lo_d, hi_d):
             s = pool[i]
             for j in range(e_off[s], e_off[s + 1]):
-                for g in range(seg_of[e_lo[j]], seg_of[e_hi[j]] + 1):
+                for g in range(seg_of[e_lo[j]], seg_of[e_hi[j] + 1]):
                     seeds[fill[g]] = e_to[j]
                     fill[g] += 1
         for g in range(n_seg):

@@ -62,28 +62,38 @@ def trie_token_row(transitions, byte_class, state, data, offsets, lcp, ids, max_
 def moves_reach_and_live(transitions, extra_offsets, extra_to, starts, accepting):  # type: ignore[no-untyped-def]
     """(reachable from some state of `starts`, can reach an accepting state) per state, moving
     along `transitions` (-1 entries skipped) and, from each state s, to the states
-    extra_to[extra_offsets[s]:extra_offsets[s + 1]] (the call edges of rule automata)."""
+    extra_to[extra_offsets[s]:extra_offsets[s + 1]] (the call edges of rule automata).
+
+    The table is read once, into its moves by source; both searches then walk only moves."""
     n, k = transitions.shape
-    counts = np.zeros(n + 1, dtype=np.int64)
+    off = np.zeros(n + 1, dtype=np.int64)
+    to = np.empty(max(16, 2 * n + len(extra_to)), dtype=np.int64)
+    m = 0
     for s in range(n):
+        if m + k + extra_offsets[s + 1] - extra_offsets[s] > len(to):
+            grown = np.empty(2 * len(to) + k + extra_offsets[s + 1] - extra_offsets[s],
+                             dtype=np.int64)
+            grown[:m] = to[:m]
+            to = grown
         for c in range(k):
             t = transitions[s, c]
             if t >= 0:
-                counts[t + 1] += 1
+                to[m] = t
+                m += 1
         for j in range(extra_offsets[s], extra_offsets[s + 1]):
-            counts[extra_to[j] + 1] += 1
+            to[m] = extra_to[j]
+            m += 1
+        off[s + 1] = m
+    counts = np.zeros(n + 1, dtype=np.int64)
+    for j in range(m):
+        counts[to[j] + 1] += 1
     for s in range(n):
         counts[s + 1] += counts[s]
-    preds = np.empty(counts[n], dtype=np.int64)
+    preds = np.empty(m, dtype=np.int64)
     fill = counts[:n].copy()
     for s in range(n):
-        for c in range(k):
-            t = transitions[s, c]
-            if t >= 0:
-                preds[fill[t]] = s
-                fill[t] += 1
-        for j in range(extra_offsets[s], extra_offsets[s + 1]):
-            t = extra_to[j]
+        for j in range(off[s], off[s + 1]):
+            t = to[j]
             preds[fill[t]] = s
             fill[t] += 1
     stack = np.empty(n, dtype=np.int64)
@@ -97,14 +107,8 @@ def moves_reach_and_live(transitions, extra_offsets, extra_to, starts, accepting
     while top:
         top -= 1
         s = stack[top]
-        for c in range(k):
-            t = transitions[s, c]
-            if t >= 0 and not reach[t]:
-                reach[t] = True
-                stack[top] = t
-                top += 1
-        for j in range(extra_offsets[s], extra_offsets[s + 1]):
-            t = extra_to[j]
+        for j in range(off[s], off[s + 1]):
+            t = to[j]
             if not reach[t]:
                 reach[t] = True
                 stack[top] = t
