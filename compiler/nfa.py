@@ -452,22 +452,24 @@ class _Builder:
         n_points = node.min + 1 if unbounded else node.max + 1  # type: ignore[operator]
         first = self.states(n_points - 1 + (2 if unbounded else 0))
         # Point 0 is s and point i > 0 is first + i - 1; copy i leads from point i to i + 1.
-        points = np.concatenate(([s], first + np.arange(n_points - 1, dtype=np.int64)))
+        points = [s, *range(first, first + n_points - 1)]
         starts, ends = points[:-1], points[1:]
         if unbounded:
             loop_in, loop_out = first + n_points - 1, first + n_points
-            self.eps(int(points[-1]), loop_in)
+            self.eps(points[-1], loop_in)
             self.eps(loop_in, e)
             self.eps(loop_out, loop_in)
-            starts, ends = np.append(starts, loop_in), np.append(ends, loop_out)
+            starts.append(loop_in)
+            ends.append(loop_out)
         else:
             exits = points[node.min:]
-            self.eps_blocks.append((exits, np.full(len(exits), e, dtype=np.int64)))
+            self.eps_src.extend(exits)
+            self.eps_to.extend([e] * len(exits))
         item = node.item
         if len(starts) > 1 and (type(item) in (Literal, CharClass) or self._reusable(item)):
             self._place(self._fragment(item), starts, ends)
             return
-        work.extend(zip([item] * len(starts), starts.tolist(), ends.tolist()))
+        work.extend(zip([item] * len(starts), starts, ends))
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         """(src, lo, hi, to, eps_src, eps_to) of every edge added."""

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Iterable
 
 import numpy as np
+from numba import njit
 
 from ..runtime.dfa_table import DFATable
 from ..runtime.pushdown_table import PushdownTable
@@ -430,6 +431,15 @@ def _common_classes(dfas: list[RuleDFA]) -> np.ndarray:
     return common.astype(np.int32)
 
 
+@njit(cache=True, nogil=True)
+def _place_rows(out, table, columns, base):  # type: ignore[no-untyped-def]
+    """out[base + i, c] = table[i, columns[c]] + base (-1 stays -1), for every row i."""
+    for i in range(table.shape[0]):
+        for c in range(len(columns)):
+            t = table[i, columns[c]]
+            out[base + i, c] = t + base if t >= 0 else -1
+
+
 def _assemble(grammar: Grammar, keep: list[str], dfas: list[RuleDFA]) -> PushdownTable:
     classes = _common_classes(dfas)
     n_bytes = int(classes.max()) + 1
@@ -438,7 +448,7 @@ def _assemble(grammar: Grammar, keep: list[str], dfas: list[RuleDFA]) -> Pushdow
     index = {name: i for i, name in enumerate(keep)}
     offsets = np.cumsum([0] + [d.dfa.n_states for d in dfas])
     n = int(offsets[-1])
-    transitions = np.full((n, n_bytes), -1, dtype=np.int32)
+    transitions = np.empty((n, n_bytes), dtype=np.int32)
     accepting = np.zeros(n, dtype=bool)
     state_rule = np.zeros(n, dtype=np.int32)
     sources, callees, targets = [], [], []
@@ -447,8 +457,7 @@ def _assemble(grammar: Grammar, keep: list[str], dfas: list[RuleDFA]) -> Pushdow
         own = int(rule.classes.max()) + 1
         base = int(offsets[r])
         rows = slice(base, base + d.n_states)
-        byte_part = d.transitions[:, rule.classes[first_byte]]
-        transitions[rows] = np.where(byte_part >= 0, byte_part + base, -1)
+        _place_rows(transitions, d.transitions, rule.classes[first_byte], base)
         accepting[rows] = d.accepting
         state_rule[rows] = r
         call_part = d.transitions[:, own:]
