@@ -191,33 +191,35 @@ class _Encoder:
                 children[a:z + 1] = [t] * (z - a + 1)
         else:
             size = 16 ** (digits - 1)
-            i, n = 0, len(fn)
-            for d in range(16):
-                lo, hi = d * size, d * size + size - 1
-                while i < n and fn[i][1] < lo:
-                    i += 1
-                if i == n:
-                    break
-                a, z, t = fn[i]
-                if a > hi:
+            parts: dict[int, list[tuple[int, int, int]]] = {}
+            for a, z, t in fn:
+                first, last = a // size, z // size
+                if a % size:
+                    end = min(z, first * size + size - 1)
+                    parts.setdefault(first, []).append((a - first * size, end - first * size, t))
+                    first += 1
+                if first > last:
                     continue
-                if a <= lo and z >= hi:
-                    full = self.hex_full.get((digits - 1, t))
-                    if full is None:
-                        full = self.hex_full[(digits - 1, t)] = self.hex_node(
-                            digits - 1, ((0, size - 1, t),))
-                    children[d] = full
-                    continue
-                j, part = i, []
-                while j < n and fn[j][0] <= hi:
-                    a, z, t = fn[j]
-                    part.append((max(a, lo) - lo, min(z, hi) - lo, t))
-                    j += 1
+                if z % size != size - 1:
+                    parts.setdefault(last, []).append((0, z - last * size, t))
+                    last -= 1
+                if first <= last:
+                    children[first:last + 1] = [self.hex_full_node(digits - 1, t)] * (
+                        last - first + 1)
+            for d, part in parts.items():
                 children[d] = self.hex_node(digits - 1, tuple(part))
         state = self.state(None)
         self.hex_rows.append((state, children))
         self.hex_nodes[key] = state
         return state
+
+    def hex_full_node(self, digits: int, target: int) -> int:
+        """The state reading any `digits` hex digits into `target`."""
+        full = self.hex_full.get((digits, target))
+        if full is None:
+            full = self.hex_full[(digits, target)] = self.hex_node(
+                digits, ((0, 16 ** digits - 1, target),))
+        return full
 
     def low_surrogate(self, fn: tuple[tuple[int, int, int], ...]) -> int:
         """The state after a high surrogate escape: `\\u` and a low surrogate l lead to fn(l)."""
