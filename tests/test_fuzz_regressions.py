@@ -41,3 +41,15 @@ def test_a_const_nested_deeper_than_the_stack_is_no_recursion_error() -> None:
     # With flexible whitespace the same value is over the state budget: an error, not a crash.
     with pytest.raises(BudgetExceeded):
         compile_json_schema(f'{{"const": {deep}}}', small_vocabulary())
+
+@pytest.mark.parametrize(("schema", "where"), [
+    ({"$id": "https://test.json-schema.]org/root", "type": "string"}, "/$id"),
+    ({"properties": {"a": {"$ref": "http://[::1/x"}}}, "/properties/a/$ref"),
+    ({"$defs": {"x": {"$id": "http://a]b/", "type": "integer"}}, "$ref": "#/$defs/x"},
+     "/$defs/x/$id"),
+])
+def test_a_malformed_uri_in_id_or_ref_is_an_invalid_schema(schema: dict, where: str) -> None:
+    with pytest.raises(GrammarError) as info:
+        schema_to_grammar(schema)
+    assert info.value.code == "invalid-schema"
+    assert str(info.value).startswith(f"{where}: ") and "not a valid URI reference" in str(info.value)

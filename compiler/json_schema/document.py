@@ -39,11 +39,16 @@ def join(pointer: str, *tokens: str | int) -> str:
     return pointer + "".join("/" + escape(str(t)) for t in tokens)
 
 
-def _resolve_uri(base: str, ref: str) -> str:
-    """`ref` resolved against `base` (RFC 3986), also for non-hierarchical bases (`urn:`)."""
-    if ref.startswith("#"):
-        return urldefrag(base)[0] + ref
-    return urljoin(base, ref)
+def _resolve_uri(base: str, ref: str, where: str) -> tuple[str, str]:
+    """(URI, fragment) of `ref` resolved against `base` (RFC 3986), also for non-hierarchical
+    bases (`urn:`); a GrammarError at `where` for a malformed URI reference."""
+    try:
+        if ref.startswith("#"):
+            return urldefrag(urldefrag(base)[0] + ref)
+        return urldefrag(urljoin(base, ref))
+    except ValueError as exc:
+        raise GrammarError(f"{where}: {ref!r} is not a valid URI reference ({exc})",
+                           code="invalid-schema") from None
 
 
 def _unescape(token: str) -> str:
@@ -128,7 +133,7 @@ class SchemaDocument:
             if ident.startswith("#"):
                 self.anchors[(base, ident[1:])] = pointer
             else:
-                url, fragment = urldefrag(_resolve_uri(base, ident))
+                url, fragment = _resolve_uri(base, ident, join(pointer, "$id"))
                 base = url
                 self.resources.setdefault(url, pointer)
                 if fragment:
@@ -144,7 +149,7 @@ class SchemaDocument:
         where = join(pointer, "$ref")
         if not isinstance(ref, str):
             raise GrammarError(f"{where}: $ref must be a string", code="invalid-schema")
-        url, fragment = urldefrag(_resolve_uri(self.base[pointer], ref))
+        url, fragment = _resolve_uri(self.base[pointer], ref, where)
         if url not in self.resources:
             raise GrammarError(f"{where}: reference {ref!r} points outside this document "
                                f"({url}); only local references are supported",
