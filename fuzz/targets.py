@@ -68,7 +68,11 @@ def _validator(schema: Any) -> Callable[[Any], bool] | None:
     def valid(instance: Any) -> bool:
         try:
             return validator.is_valid(instance)
-        except Exception:  # noqa: BLE001 - see above: unresolvable references and the like
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        # Unresolvable references and the like; on a reference cycle jsonschema recurses until
+        # its registry panics (pyo3's PanicException derives from BaseException).
+        except BaseException:  # noqa: BLE001
             return True
 
     return valid
