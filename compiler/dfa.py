@@ -104,31 +104,26 @@ def trim(
     `n_calls` columns are call columns: kept as they are, after the byte columns)."""
     table, acc = trimmed_table(np.ascontiguousarray(transitions, dtype=np.int32),
                                np.ascontiguousarray(accepting, dtype=np.bool_), start)
-    if not len(acc):
-        return empty_dfa()
-    if not compact:
-        return DFATable(byte_class=byte_class.astype(np.int32), transitions=table,
-                        accepting=acc, start=0)
-    return compact_columns(byte_class, table, acc, n_calls)
+    return trimmed_dfa(byte_class, table, acc, compact, n_calls)
 
 
-def empty_dfa() -> DFATable:
-    """The trimmed DFA of the empty language: one non-accepting state, no moves."""
-    return DFATable(byte_class=np.zeros(256, dtype=np.int32),
-                    transitions=np.full((1, 1), -1, dtype=np.int32),
-                    accepting=np.zeros(1, dtype=bool), start=0)
-
-
-def compact_columns(byte_class: np.ndarray, table: np.ndarray, accepting: np.ndarray,
-                    n_calls: int = 0) -> DFATable:
-    """The DFA (start 0) of a trimmed `table` with equal byte columns merged; the last `n_calls`
-    columns are call columns, kept as they are after the byte columns."""
-    own = table.shape[1] - n_calls
-    new_of_old, first = merge_columns(table, own)
+def trimmed_dfa(byte_class: np.ndarray, table: np.ndarray, accepting: np.ndarray,
+                compact: bool = True, n_calls: int = 0) -> DFATable:
+    """The DFA (start 0) of a trimmed `table`, or of the empty language when it has no states;
+    with `compact`, equal byte columns merged (the last `n_calls` columns are call columns,
+    kept as they are after the byte columns)."""
     byte_class = byte_class.astype(np.int32)
-    if len(first) < own:
-        byte_class = new_of_old[byte_class]
-        table = np.ascontiguousarray(np.concatenate((table[:, first], table[:, own:]), axis=1))
+    if not len(accepting):
+        return DFATable(byte_class=np.zeros(256, dtype=np.int32),
+                        transitions=np.full((1, 1), -1, dtype=np.int32),
+                        accepting=np.zeros(1, dtype=bool), start=0)
+    own = table.shape[1] - n_calls
+    if compact:
+        new_of_old, first = merge_columns(table, own)
+        if len(first) < own:
+            byte_class = new_of_old[byte_class]
+            table = np.ascontiguousarray(np.concatenate((table[:, first], table[:, own:]),
+                                                        axis=1))
     return DFATable(byte_class=byte_class, transitions=table, accepting=accepting, start=0)
 
 

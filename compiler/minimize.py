@@ -8,7 +8,7 @@ of its predecessors, per class (the predecessors are gathered once per splitter 
 by class); after a split only the smaller half needs to go on the list. Blocks live in one
 array of states (each block a contiguous range, states marked by moving them to its front),
 so nothing is allocated while refining. The dead block is dropped again, so the result is the
-unique minimal trimmed DFA (up to the breadth-first numbering that `trim` fixes): two DFAs
+unique minimal trimmed DFA (numbered breadth-first from the start by `quotient`): two DFAs
 accept the same language iff their minimal tables are equal.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..runtime.dfa_table import DFATable
-from .dfa import compact_columns, empty_dfa
+from .dfa import trimmed_dfa
 
 
 @njit(cache=True, nogil=True)
@@ -176,10 +176,7 @@ def minimize_table(byte_class: np.ndarray, transitions: np.ndarray, accepting: n
     accepting = _read_only(np.ascontiguousarray(accepting, dtype=np.bool_))
     block, n_blocks, dead = hopcroft_blocks(transitions, accepting)
     table, acc = quotient(transitions, accepting, block, n_blocks, dead, block[start])
-    if not len(acc):
-        return empty_dfa()
-    return compact_columns(byte_class, table, acc, n_calls) if compact else DFATable(
-        byte_class=byte_class.astype(np.int32), transitions=table, accepting=acc, start=0)
+    return trimmed_dfa(byte_class, table, acc, compact, n_calls)
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:

@@ -278,7 +278,10 @@ def _closed(node: Node, shared: set[int], memo: dict[int, bool]) -> bool:
 class _Builder:
     """Edges accumulate as Python lists of single edges plus numpy blocks of many. A closed
     sub-expression (see `_closed`) that is used more than once (shared, or the item of a
-    repetition) is built once as a fragment and placed at each use."""
+    repetition) is built once as a fragment and placed at each use: its states are numbered
+    there, and `arrays` renumbers the edges of all copies of one fragment in one block
+    (`placed`: per fragment, its single copies' entry, exit and first inner state, and the
+    arrays of those of repetitions)."""
 
     def __init__(self, limits: Limits, calls: dict[str, int] | None, depth: int = 0) -> None:
         self.depth = depth
