@@ -146,22 +146,38 @@ def _content_target(transitions, byte_class, state, rows):  # type: ignore[no-un
 
 
 @njit(**_KERNEL)
+def _most_common_target(transitions, byte_class, state):  # type: ignore[no-untyped-def]
+    """The state that most printable ASCII content characters lead to from `state` (of two
+    equally common, the one the smaller byte leads to), or -1 if none leads anywhere."""
+    targets = np.empty(0x7F - 0x20, dtype=np.int64)
+    n = 0
+    for b in range(0x20, 0x7F):
+        t = transitions[state, byte_class[b]]
+        if t >= 0 and b != 0x22 and b != 0x5C:
+            targets[n] = t
+            n += 1
+    if n == 0:
+        return -1
+    ordered = np.sort(targets[:n])
+    best_count = 0
+    run = 0
+    for i in range(n):
+        run = run + 1 if i and ordered[i] == ordered[i - 1] else 1
+        best_count = max(best_count, run)
+    for i in range(n):
+        t = targets[i]
+        if np.searchsorted(ordered, t, side="right") - np.searchsorted(ordered, t) == best_count:
+            return t
+    return -1
+
+
+@njit(**_KERNEL)
 def _entry_bytes(transitions, byte_class, state, rows, good):  # type: ignore[no-untyped-def]
     """How many content characters in a row are viable from `state` (UNLIMITED once they lead
     into a loop, at most _CHAIN otherwise, 0 if not even one), through the state L that most
     printable ASCII content characters lead to; good[b] is set for each first byte b such that
     every content character starting with b leads from `state` to L."""
-    best, best_count = -1, 0
-    for b in range(0x20, 0x7F):
-        t = transitions[state, byte_class[b]]
-        if t < 0 or b == 0x22 or b == 0x5C:
-            continue
-        count = 0
-        for c in range(0x20, 0x7F):
-            if c != 0x22 and c != 0x5C and transitions[state, byte_class[c]] == t:
-                count += 1
-        if count > best_count:
-            best, best_count = t, count
+    best = _most_common_target(transitions, byte_class, state)
     if best < 0:
         return 0
     chars = 1
@@ -187,17 +203,47 @@ def _entry_bytes(transitions, byte_class, state, rows, good):  # type: ignore[no
 
 
 @njit(**_KERNEL)
-def _clear_bad(row, ids, starts, good):  # type: ignore[no-untyped-def]
-    """Clear in `row` the ids ids[starts[b]:starts[b + 1]] of every byte b not `good`; return
-    how many."""
-    n = 0
+def _known_row(full, ids, starts, good):  # type: ignore[no-untyped-def]
+    """(`full` without the ids ids[starts[b]:starts[b + 1]] of every byte b not `good`, how
+    many are left): cleared from a copy, or set on a zero row when fewer are left."""
+    kept = 0
     for b in range(256):
-        if not good[b]:
+        if good[b]:
+            kept += starts[b + 1] - starts[b]
+    if 2 * kept < len(ids):
+        row = np.zeros_like(full)
+        keep = True
+    else:
+        row = full.copy()
+        keep = False
+    for b in range(256):
+        if good[b] == keep:
             for j in range(starts[b], starts[b + 1]):
                 t = ids[j]
-                row[t >> 5] &= ~(np.uint32(1) << np.uint32(t & 31))
-                n += 1
-    return n
+                if keep:
+                    row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+                else:
+                    row[t >> 5] &= ~(np.uint32(1) << np.uint32(t & 31))
+    return row, kept
+
+
+@njit(**_KERNEL)
+def _slices(good, byte_start, rest_byte_start):  # type: ignore[no-untyped-def]
+    """int64[n, 3] rows (which, begin, end), one per run of first bytes with the same `good`
+    (tokens of the level's rest trie, which 1, where good; of the split trie, which 0, elsewhere),
+    empty runs left out."""
+    out = np.empty((256, 3), dtype=np.int64)
+    n = 0
+    lo = 0
+    for hi in range(1, 257):
+        if hi < 256 and good[hi] == good[lo]:
+            continue
+        starts = rest_byte_start if good[lo] else byte_start
+        if starts[hi] > starts[lo]:
+            out[n, 0], out[n, 1], out[n, 2] = 1 if good[lo] else 0, starts[lo], starts[hi]
+            n += 1
+        lo = hi
+    return out[:n].copy()
 
 
 @dataclass(frozen=True, eq=False)
@@ -242,16 +288,8 @@ class ContentSplit:
         if not fitting:
             return None, 0, None, np.array([[0, 0, self.trie.n_tokens]], dtype=np.int64)
         level = fitting[-1]
-        row = level.row.copy()
-        n_known = level.n_known - _clear_bad(row, level.known_ids, level.known_byte_start, good)
-        cuts = np.flatnonzero(np.diff(good)) + 1
-        lo = np.concatenate(([0], cuts))
-        hi = np.concatenate((cuts, [256]))
-        which = good[lo].astype(np.int64)
-        begin = np.where(which == 1, level.rest_byte_start[lo], self.byte_start[lo])
-        end = np.where(which == 1, level.rest_byte_start[hi], self.byte_start[hi])
-        slices = np.stack((which, begin, end), axis=1)
-        return row, int(n_known), level, np.ascontiguousarray(slices[end > begin])
+        row, n_known = _known_row(level.row, level.known_ids, level.known_byte_start, good)
+        return row, int(n_known), level, _slices(good, self.byte_start, level.rest_byte_start)
 
 
 def _first_byte_starts(trie: TokenTrie) -> np.ndarray:

@@ -39,6 +39,7 @@ from .pushdown_kernels import (
     next_shorter_prefix,
 )
 from .pushdown_table import PushdownTable
+from .row_kernels import array_hash, differing_words, write_patches
 from .token_sets import bitmask_words
 from .token_trie import TokenTrie, token_trie
 from .vocabulary import Vocabulary
@@ -151,21 +152,18 @@ class PushdownTokenSets:
     def _store(self, state: int, words: np.ndarray, uncertain: np.ndarray, n_accepted: int
                ) -> None:
         meta, dense, base, patches, unc_store = self.snapshot
-        best_kind, best_idx = ZERO, np.flatnonzero(words)
-        base_idx = np.flatnonzero(words != base)
-        if len(base_idx) < len(best_idx):
-            best_kind, best_idx = BASE, base_idx
+        n_zero, n_base = differing_words(words, base)
         entry = np.zeros(7, dtype=np.int64)
-        if len(best_idx) > self.max_patch_words:
+        if min(n_zero, n_base) > self.max_patch_words:
             dense, slot = self._stored_row(dense, words)
             entry[DEFAULT], entry[SLOT] = OWN, slot
         else:
-            p = self._n["patches"]
-            patches = _grown(patches, p + len(best_idx))
-            patches[p:p + len(best_idx), 0] = best_idx
-            patches[p:p + len(best_idx), 1] = words[best_idx]
-            self._n["patches"] = p + len(best_idx)
-            entry[DEFAULT], entry[PATCH_BEGIN], entry[PATCH_LEN] = best_kind, p, len(best_idx)
+            p, n = self._n["patches"], min(n_zero, n_base)
+            patches = _grown(patches, p + n)
+            write_patches(words, base, n_base < n_zero, patches, p)
+            self._n["patches"] = p + n
+            entry[DEFAULT], entry[PATCH_BEGIN], entry[PATCH_LEN] = (
+                BASE if n_base < n_zero else ZERO), p, n
         entry[UNC_BEGIN], entry[UNC_LEN] = self._stored_uncertain(uncertain), len(uncertain)
         unc_store = self._unc_store
         old = self.snapshot
@@ -181,7 +179,7 @@ class PushdownTokenSets:
     def _stored_row(self, dense: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, int]:
         """(the dense store, grown when needed; the slot of `words` in it): many states accept
         the very same tokens (the inside of every string, say), so an equal row is stored once."""
-        key = hash(words.tobytes())
+        key = int(array_hash(words))
         for slot in self._row_index.get(key, ()):
             if np.array_equal(dense[slot], words):
                 return dense, slot
@@ -197,7 +195,7 @@ class PushdownTokenSets:
         one rule often share their uncertain tokens, so an equal list is stored once."""
         if not len(uncertain):
             return 0
-        key = hash(uncertain.tobytes())
+        key = int(array_hash(uncertain))
         store = self._unc_store
         for begin in self._unc_index.get(key, ()):
             if np.array_equal(store[begin:begin + len(uncertain)], uncertain):

@@ -23,6 +23,7 @@ from .arrays import immutable
 from .content_tokens import content_split
 from .dfa_kernels import trie_token_row
 from .dfa_table import DFATable
+from .row_kernels import array_hash, differing_words
 from .token_trie import TokenTrie, token_trie
 from .vocabulary import Vocabulary
 
@@ -97,22 +98,18 @@ class DFATokenSets:
         if self.dfa.accepting[state]:
             row |= self.eos_row
             n_allowed += len(self.vocab.eos_token_ids)
-        best: StateTokens | None = None
-        for default in (self.zero_row, self.base_row):
-            idx = np.flatnonzero(row != default)
-            if best is None or len(idx) < len(best.patch_index):
-                best = StateTokens(default, idx.astype(np.intp), row[idx], int(n_allowed))
-        assert best is not None
-        if len(best.patch_index) > self.max_patch_words:
-            best = StateTokens(self._shared_row(row), np.zeros(0, np.intp),
-                               np.zeros(0, np.int32), int(n_allowed))
-        return StateTokens(immutable(best.default), immutable(best.patch_index),
-                           immutable(best.patch_value), best.n_allowed)
+        n_zero, n_base = differing_words(row, self.base_row)
+        if min(n_zero, n_base) > self.max_patch_words:
+            return StateTokens(self._shared_row(row), immutable(np.zeros(0, np.intp)),
+                               immutable(np.zeros(0, np.int32)), int(n_allowed))
+        default = self.base_row if n_base < n_zero else self.zero_row
+        idx = np.flatnonzero(row != default).astype(np.intp)
+        return StateTokens(default, immutable(idx), immutable(row[idx]), int(n_allowed))
 
     def _shared_row(self, row: np.ndarray) -> np.ndarray:
         """`row` as an immutable array, the one already stored if an equal row is (many states
         of a grammar accept the very same tokens)."""
-        key = hash(row.tobytes())
+        key = int(array_hash(row))
         for stored in self._own_rows.get(key, ()):
             if np.array_equal(stored, row):
                 return stored

@@ -1,0 +1,59 @@
+"""Numba kernels over stored token-set rows: how a row differs from a default, and hashes.
+
+A row is a uint32 (or int32) bitmask row of one state's tokens; the stores keep it as a default
+row plus patches (the differing words) or as a row of its own, and share equal rows and equal
+uncertain-token lists by hash. These kernels do in one pass what numpy needs several for.
+Callers pass rows of equal length.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def differing_words(words, base):  # type: ignore[no-untyped-def]
+    """(words that are not zero, words that differ from `base`)."""
+    n_zero = 0
+    n_base = 0
+    for i in range(len(words)):
+        if words[i] != 0:
+            n_zero += 1
+        if words[i] != base[i]:
+            n_base += 1
+    return n_zero, n_base
+
+
+@njit(cache=True, nogil=True)
+def write_patches(words, base, against_base, patches, at):  # type: ignore[no-untyped-def]
+    """Write (index, value) of each word of `words` that differs from `base` (from zero unless
+    `against_base`) into patches[at:], in index order; return how many."""
+    n = 0
+    for i in range(len(words)):
+        default = base[i] if against_base else 0
+        if words[i] != default:
+            patches[at + n, 0] = i
+            patches[at + n, 1] = words[i]
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def array_hash(values):  # type: ignore[no-untyped-def]
+    """A 64-bit hash of the elements of `values` (equal arrays, equal hashes): FNV-1a over four
+    interleaved lanes, so the multiplications do not wait on each other."""
+    prime = np.uint64(1099511628211)
+    h0 = np.uint64(1469598103934665603)
+    h1, h2, h3 = h0 ^ np.uint64(1), h0 ^ np.uint64(2), h0 ^ np.uint64(3)
+    n = len(values)
+    i = 0
+    while i + 4 <= n:
+        h0 = (h0 ^ np.uint64(np.uint32(values[i]))) * prime
+        h1 = (h1 ^ np.uint64(np.uint32(values[i + 1]))) * prime
+        h2 = (h2 ^ np.uint64(np.uint32(values[i + 2]))) * prime
+        h3 = (h3 ^ np.uint64(np.uint32(values[i + 3]))) * prime
+        i += 4
+    while i < n:
+        h0 = (h0 ^ np.uint64(np.uint32(values[i]))) * prime
+        i += 1
+    return ((h0 * prime ^ h1) * prime ^ h2) * prime ^ h3 ^ np.uint64(n)
