@@ -407,25 +407,23 @@ class _Builder:
         edges when `arrays` renumbers all copies of the fragment at once."""
         copies, n_inner = len(starts), fragment.n_inner
         base = self.states(n_inner * copies)
-        placed = self.placed.get(id(fragment))
-        if placed is None:
-            placed = self.placed[id(fragment)] = (fragment, [], [], [], [])
+        if id(fragment) not in self.placed:
+            self.placed[id(fragment)] = (fragment, [], [], [], [])
+        _, entries, exits, firsts, repeated = self.placed[id(fragment)]
         if copies == 1:
-            placed[1].append(int(starts[0]))
-            placed[2].append(int(ends[0]))
-            placed[3].append(base)
+            entries.append(int(starts[0]))
+            exits.append(int(ends[0]))
+            firsts.append(base)
         else:
-            placed[4].append((np.asarray(starts, dtype=np.int64),
-                              np.asarray(ends, dtype=np.int64),
-                              base + n_inner * np.arange(copies, dtype=np.int64)))
+            repeated.append((np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64),
+                             base + n_inner * np.arange(copies, dtype=np.int64)))
 
     def _placed_blocks(self) -> None:
         """The edges of every placed fragment copy, one block per fragment."""
-        for fragment, starts, ends, bases, many in self.placed.values():
-            columns = [np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
-                       np.array(bases, dtype=np.int64)]
-            if many:
-                columns = [np.concatenate([c, *(m[i] for m in many)])
+        for fragment, entries, exits, firsts, repeated in self.placed.values():
+            columns = [np.array(c, dtype=np.int64) for c in (entries, exits, firsts)]
+            if repeated:
+                columns = [np.concatenate([c, *(r[i] for r in repeated)])
                            for i, c in enumerate(columns)]
             table = np.empty((len(columns[0]), fragment.n_inner + 2), dtype=np.int64)
             table[:, 0], table[:, 1] = columns[0], columns[1]
