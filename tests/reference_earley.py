@@ -184,7 +184,8 @@ class ReferenceRecognizer:
         productive = _productive(flat.productions)
         self._productions = [
             (lhs, body) for lhs, body in flat.productions
-            if lhs in productive and all(s in productive for s in body if isinstance(s, int))
+            if lhs in productive
+            and all(s in productive if isinstance(s, int) else bool(s) for s in body)
         ]
         self._nullables = _nullable(self._productions)
         self._by_lhs: dict[int, list[int]] = {}

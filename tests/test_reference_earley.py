@@ -102,6 +102,10 @@ def test_unproductive_symbols_are_dead() -> None:
     empty = rules("s", s=seq(lit("a"), ref("s")))
     check(empty, {"": (False, False), "a": (False, False)})
     check(rules("s", s=alt(CharClass(()), lit("b"))), {"b": (True, True), "a": (False, False)})
+    # An empty class after other symbols, in an alternative of a productive choice: the prefix
+    # before it is not viable (found by the regex fuzzer: `\w#.+[^\s\S]m|`).
+    check(rules("s", s=alt(seq(lit("a"), CharClass(()), lit("m")), seq())),
+          {"": (True, True), "a": (False, False), "am": (False, False)})
     assert ReferenceRecognizer(empty).viable_prefixes(b"aa") == [False, False, False]
 
 
