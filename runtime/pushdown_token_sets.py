@@ -153,17 +153,19 @@ class PushdownTokenSets:
                ) -> None:
         meta, dense, base, patches, unc_store = self.snapshot
         n_zero, n_base = differing_words(words, base)
+        against_base = n_base < n_zero
+        n = n_base if against_base else n_zero
         entry = np.zeros(7, dtype=np.int64)
-        if min(n_zero, n_base) > self.max_patch_words:
+        if n > self.max_patch_words:
             dense, slot = self._stored_row(dense, words)
             entry[DEFAULT], entry[SLOT] = OWN, slot
         else:
-            p, n = self._n["patches"], min(n_zero, n_base)
+            p = self._n["patches"]
             patches = _grown(patches, p + n)
-            write_patches(words, base, n_base < n_zero, patches, p)
+            write_patches(words, base, against_base, patches, p)
             self._n["patches"] = p + n
-            entry[DEFAULT], entry[PATCH_BEGIN], entry[PATCH_LEN] = (
-                BASE if n_base < n_zero else ZERO), p, n
+            entry[DEFAULT] = BASE if against_base else ZERO
+            entry[PATCH_BEGIN], entry[PATCH_LEN] = p, n
         entry[UNC_BEGIN], entry[UNC_LEN] = self._stored_uncertain(uncertain), len(uncertain)
         unc_store = self._unc_store
         old = self.snapshot
