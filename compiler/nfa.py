@@ -17,6 +17,10 @@ Invariants:
 - A sub-expression that is used more than once (shared, or repeated) and shares nothing with
   the rest of the expression is built once as a fragment (cached per object and `Limits`) and
   copied, renumbered, to each use: the same states and edges as building it there.
+- A separated list X (S X)* (S may be empty; X one node or several items of a sequence) has
+  one copy of X, which S leads back to; every other use of that (S X)* object with the same
+  end state enters the same loop. Object members and array elements are such lists, so their
+  subset construction meets no two copies of an element to merge away.
 - The number of states never exceeds `Limits.max_nfa_states` (checked while building).
 """
 from __future__ import annotations
@@ -230,10 +234,44 @@ def _automaton_edges(dfa: DFATable) -> tuple[np.ndarray, ...]:
     return q, starts[r], ends[r], targets[q, r].astype(np.int64), np.flatnonzero(dfa.accepting)
 
 
-def _shared(root: Node) -> set[int]:
-    """The composite sub-expressions that occur more than once in `root` (a DAG), by id."""
+def _same(a: Node, b: Node) -> bool:
+    """Whether two nodes are one sub-expression: the same object, or equal leaves."""
+    return a is b or (type(a) is type(b) and type(a) in (Literal, CharClass, RuleRef) and a == b)
+
+
+def _repeated_items(node: Node) -> tuple[Node, ...]:
+    item = node.item  # type: ignore[union-attr]
+    return item.items if type(item) is Seq else (item,)  # type: ignore[union-attr]
+
+
+def _separated_lists(items: tuple[Node, ...]) -> list[tuple[int, int]]:
+    """The places (j, k) where items[j - k:j] are the last k items of the body of
+    items[j] = (S X)* (unbounded, may be absent), k as large as possible: there X (S X)* is
+    built with one copy of X, which S leads back to, so the automaton of a separated list
+    (object members, array elements) has no second copy of an element to merge away."""
+    found: list[tuple[int, int]] = []
+    taken = 0
+    for j in range(1, len(items)):
+        node = items[j]
+        if type(node) is not Repeat or node.min != 0 or node.max is not None:
+            continue
+        loop = _repeated_items(node)
+        k = 0
+        while (k < min(len(loop), j - taken) and
+               _same(items[j - k - 1], loop[len(loop) - k - 1])):
+            k += 1
+        if k:
+            found.append((j, k))
+            taken = j + 1
+    return found
+
+
+def _shared(root: Node) -> tuple[set[int], dict[int, int]]:
+    """The composite sub-expressions that occur more than once in `root` (a DAG), by id; and
+    per repetition (S X)* that follows an X somewhere (`_separated_lists`), the length of X."""
     seen: set[int] = set()
     shared: set[int] = set()
+    splits: dict[int, int] = {}
     stack = [root]
     while stack:
         n = stack.pop()
@@ -248,11 +286,13 @@ def _shared(root: Node) -> set[int]:
             deadline.check()
         if kind is Seq:
             stack.extend(n.items)  # type: ignore[union-attr]
+            for j, k in _separated_lists(n.items):  # type: ignore[union-attr]
+                splits.setdefault(id(n.items[j]), k)  # type: ignore[union-attr]
         elif kind is Choice:
             stack.extend(n.alternatives)  # type: ignore[union-attr]
         elif kind is Repeat:
             stack.append(n.item)  # type: ignore[union-attr]
-    return shared
+    return shared, splits
 
 
 def _closed(node: Node, shared: set[int], memo: dict[int, bool]) -> bool:
@@ -298,6 +338,8 @@ class _Builder:
         self.calls = calls or {}
         self.closed: dict[int, bool] = {}
         self.shared: set[int] = set()
+        self.splits: dict[int, int] = {}
+        self.loops: dict[tuple[int, int], tuple[int, int]] = {}
         self.placed: dict[int, tuple[_Fragment, list[int], list[int], list[int],
                                      list[tuple[np.ndarray, ...]]]] = {}
 
@@ -319,13 +361,17 @@ class _Builder:
 
         An explicit work stack rather than recursion, so nesting depth is bounded by memory only.
         """
-        shared = self.shared = _shared(node)
+        shared, self.splits = _shared(node)
+        self.shared = shared
         entries: dict[tuple[int, int], int] = {}
         work: list[tuple[Node, int, int]] = [(node, start, end)]
         while work:
             deadline.check()
             node, s, e = work.pop()
             kind = type(node)
+            if kind is Repeat and id(node) in self.splits:
+                self.eps(s, self._loop(node, e, work)[0])  # type: ignore[arg-type]
+                continue
             if id(node) in shared:
                 entry = entries.get((id(node), e))
                 if entry is not None:
@@ -345,11 +391,16 @@ class _Builder:
                     self.eps(s, e)
                     continue
                 first = self.states(len(items) - 1)
-                cur = s
+                points = [s, *range(first, first + len(items) - 1), e]
+                skipped = 0
+                for j, k in _separated_lists(items):
+                    if self.splits.get(id(items[j])) == k:
+                        # X (S X)* is the loop's X entry.
+                        self.eps(points[j - k], self._loop(items[j], points[j + 1], work)[1])
+                        skipped |= ((1 << (k + 1)) - 1) << (j - k)
                 for i, item in enumerate(items):
-                    nxt = e if i == len(items) - 1 else first + i
-                    work.append((item, cur, nxt))
-                    cur = nxt
+                    if not skipped >> i & 1:
+                        work.append((item, points[i], points[i + 1]))
             elif kind is Choice:
                 alts = node.alternatives  # type: ignore[union-attr]
                 first = self.states(len(alts))
@@ -368,6 +419,30 @@ class _Builder:
                 self.to.append(e)
             else:
                 raise GrammarError(f"cannot lower IR node {type(node).__name__} to an NFA")
+
+    def _loop(self, node: Repeat, e: int, work: list[tuple[Node, int, int]]) -> tuple[int, int]:
+        """(head, X entry) of the loop of (S X)* = `node` ending at e, built on first use: the
+        head leads to e and through S to X, whose end is the head."""
+        key = (id(node), e)
+        if key not in self.loops:
+            items = _repeated_items(node)
+            cut = len(items) - self.splits[id(node)]
+            head, entry = self.states(2), self.n - 1
+            self.eps(head, e)
+            self._chain(items[:cut], head, entry, work)
+            self._chain(items[cut:], entry, head, work)
+            self.loops[key] = (head, entry)
+        return self.loops[key]
+
+    def _chain(self, items: Sequence[Node], s: int, e: int,
+               work: list[tuple[Node, int, int]]) -> None:
+        """Queue `items` in sequence from s to e."""
+        if not items:
+            self.eps(s, e)
+            return
+        first = self.states(len(items) - 1)
+        points = [s, *range(first, first + len(items) - 1), e]
+        work.extend((item, points[i], points[i + 1]) for i, item in enumerate(items))
 
     def _leaf(self, node: Literal | CharClass, s: int, e: int) -> None:
         if type(node) is Literal:

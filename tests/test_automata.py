@@ -4,7 +4,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from .budget import examples
@@ -154,3 +154,42 @@ def test_deep_nesting_does_not_recurse() -> None:
     for _ in range(20_000):
         node = Seq((node,))
     assert ir_to_dfa(node).fullmatch(b"x")
+
+
+def _apart(node, loop):
+    """`node` with every use of `loop` wrapped, so that no X (S X)* is built as one loop."""
+    if node is loop:
+        return Seq((loop,))
+    if type(node) is Seq:
+        return Seq(tuple(_apart(n, loop) for n in node.items))
+    if type(node) is Choice:
+        return Choice(tuple(_apart(n, loop) for n in node.alternatives))
+    return node
+
+
+@given(ir_trees(max_leaves=3), ir_trees(max_leaves=2), ir_trees(max_leaves=2))
+@settings(max_examples=examples(200), deadline=None)
+def test_separated_lists_keep_their_language(x, sep, other) -> None:
+    """X (S X)* is built with one copy of X that S leads back to, also where (S X)* is used
+    alone or X is several items; the language is that of the plain construction."""
+    loop = Repeat(Seq((sep, x)), 0, None)
+    pair_loop = Repeat(Seq((sep, x, other)), 0, None)
+    node = Choice((Seq((x, loop)), loop, Seq((other, x, loop, x)),
+                   Seq((x, other, pair_loop)), Seq((pair_loop, other))))
+    plain = _apart(_apart(node, loop), pair_loop)
+    try:
+        shared, apart = (determinize(build_nfa(n), Limits(max_dfa_states=2000))
+                         for n in (node, plain))
+    except BudgetExceeded:
+        assume(False)
+    assert dfa_difference(shared, apart) is None
+    assert nfa_dfa_difference(build_nfa(node), apart) is None
+
+
+def test_a_separated_list_has_one_copy_of_its_element() -> None:
+    element = Seq((Literal(b'"'), Repeat(CharClass.of([(0x61, 0x7A)]), 1, 8), Literal(b'"')))
+    loop = Repeat(Seq((Literal(b", "), element)), 0, None)
+    shared = determinize(build_nfa(Seq((element, loop))))
+    apart = determinize(build_nfa(Seq((element, Seq((loop,))))))
+    assert dfa_difference(shared, apart) is None
+    assert shared.n_states == minimize(shared).n_states < apart.n_states

@@ -265,3 +265,40 @@ UNSUPPORTED_EXAMPLES = {
     "uniqueItems": True, "minContains": 2, "maxContains": 2,
     "dependentSchemas": {"a": {"required": ["b"]}}, "$dynamicRef": "#x", "$recursiveRef": "#",
 }
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+     "additionalProperties": {"type": "integer"}},
+    {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+     "required": ["b"], "patternProperties": {"^x": {"type": "number"}},
+     "additionalProperties": {"type": "null"}},
+    {"type": "array", "items": {"type": "object", "properties": {"k": {"type": "integer"}},
+                                "additionalProperties": {"type": "number"}}},
+])
+def test_members_and_elements_are_built_once(schema: object, monkeypatch) -> None:
+    """Each member or element has one copy in the NFA, whether it comes first or after a
+    separator: the subset construction of the whole value then meets no two equivalent
+    states (the smaller automata before it are the names' patterns). The schemas avoid
+    `true | false` and members whose futures coincide, which minimization merges too."""
+    from grammask.compiler import pipeline
+
+    sizes: list[tuple[int, int]] = []
+    determinize, minimize = pipeline.determinize, pipeline.minimize
+
+    def counted_determinize(*args: object):  # type: ignore[no-untyped-def]
+        dfa = determinize(*args)
+        sizes.append((dfa.n_states, -1))
+        return dfa
+
+    def counted_minimize(dfa):  # type: ignore[no-untyped-def]
+        small = minimize(dfa)
+        sizes[-1] = (sizes[-1][0], small.n_states)
+        return small
+
+    monkeypatch.setattr(pipeline, "determinize", counted_determinize)
+    monkeypatch.setattr(pipeline, "minimize", counted_minimize)
+    pipeline.clear_caches()
+    assert compiled(schema).dfa is not None
+    built, minimal = sizes[-1]
+    assert built == minimal, sizes

@@ -193,6 +193,17 @@ def test_schema_10000_levels_deep_is_over_max_schema_depth() -> None:
     budget("max_schema_depth", lambda: schema_to_grammar(_nested(10_000)))
 
 
+def test_object_with_5000_properties() -> None:
+    """The member chain is built without recursion: one level per member."""
+    names = [f"p{i}" for i in range(5000)]
+    schema = {"type": "object", "properties": {n: {"type": "integer"} for n in names},
+              "required": names[::7]}
+    grammar, _ = schema_to_grammar(schema)
+    assert len(grammar.rules) > 5000
+    budget("max_nfa_states", lambda: compile_json_schema(
+        schema, VOCAB, limits=Limits(max_nfa_states=20_000)))
+
+
 def test_enum_with_100000_members() -> None:
     schema = {"enum": [f"m{i}" for i in range(100_000)]}
     budget("max_compile_seconds", lambda: compile_json_schema(

@@ -25,6 +25,7 @@ from __future__ import annotations
 from itertools import product
 from typing import TYPE_CHECKING, Any
 
+from .. import deadline
 from ..errors import GrammarError
 from ..ir import EMPTY, NOTHING, CharClass, Choice, Literal, Node, Repeat, Seq, complement_ranges
 from ..language_ops import as_dfa, difference, intersect
@@ -209,8 +210,14 @@ def _assemble(t: "Translator", c: "Constraints", members: list[tuple[Node, bool]
     counting = lo > sum(req for _, req in members) or hi is not None
     cap = max(lo, (hi + 1) if hi is not None else 0)
     sep = t.layout.item(depth)
-    memo: dict[tuple[bool, int, int, int], Node] = {}
     n = len(members)
+    more = Seq((sep, extra)) if extra is not None else NOTHING
+    extras: dict[tuple[int, int | None], Node] = {}
+
+    def repeat(least: int, most: int | None) -> Node:
+        if (least, most) not in extras:
+            extras[least, most] = Repeat(more, least, most)
+        return extras[least, most]
 
     def tail(count: int, nonempty: bool) -> Node:
         need = max(lo - count, 0) if counting else 0
@@ -220,36 +227,47 @@ def _assemble(t: "Translator", c: "Constraints", members: list[tuple[Node, bool]
         if extra is None or room == 0:
             return NOTHING if need or nonempty else EMPTY
         if nonempty:
-            rest = Repeat(Seq((sep, extra)), max(need - 1, 0), None if room is None else room - 1)
-            return Seq((extra, rest))
-        return Repeat(Seq((sep, extra)), need, room)
+            return Seq((extra, repeat(max(need - 1, 0), None if room is None else room - 1)))
+        return repeat(need, room)
 
-    def chain(i: int, count: int, nonempty: bool, present: int) -> Node:
-        count = min(count, cap) if counting else 0
-        key = (nonempty, i, count, present)
-        if key in memo:
-            return memo[key]
-        if i == n:
-            node = tail(count, nonempty) if presence_ok(present) else NOTHING
-        else:
-            kv, required = members[i]
-            now = present | (1 << bits[i]) if i in bits else present
-            if nonempty:
-                node = Seq((kv, chain(i + 1, count + 1, False, now)))
-                if not required:
-                    node = Choice((node, chain(i + 1, count, True, present)))
-            elif counting or i in bits:
-                node = Seq((sep, kv, chain(i + 1, count + 1, False, now)))
-                if not required:
-                    node = Choice((node, chain(i + 1, count, False, present)))
-            else:
-                step = Seq((sep, kv))
-                node = Seq((step if required else Repeat(step, 0, 1),
-                            chain(i + 1, 0, False, present)))
-        memo[key] = node
-        return node
+    def normal(i: int, count: int, nonempty: bool, present: int) -> tuple[bool, int, int, int]:
+        return nonempty, i, min(count, cap) if counting else 0, present
 
-    body = chain(0, 0, True, 0)
+    def after(i: int, count: int, present: int) -> tuple[int, int]:
+        """(count, present) once member i is present."""
+        return count + 1, present | (1 << bits[i]) if i in bits else present
+
+    # chain[nonempty, i, count, present]: members i.. and the additional ones, after `count`
+    # members (the `present` ones of those the presence rules mention), `nonempty`: none yet.
+    # Built from the last member back, over the keys reachable from the first.
+    level = [{normal(0, 0, True, 0)}]
+    for i in range(n):
+        deadline.check()
+        nxt: set[tuple[bool, int, int, int]] = set()
+        for nonempty, _, count, present in level[i]:
+            done, now = after(i, count, present)
+            nxt.add(normal(i + 1, done, False, now))
+            if not members[i][1]:
+                nxt.add(normal(i + 1, count, nonempty, present))
+        level.append(nxt)
+    chain: dict[tuple[bool, int, int, int], Node] = {}
+    for nonempty, _, count, present in level[n]:
+        chain[nonempty, n, count, present] = \
+            tail(count, nonempty) if presence_ok(present) else NOTHING
+    for i in range(n - 1, -1, -1):
+        kv, required = members[i]
+        member: dict[tuple[int, int], Node] = {}
+        for key in level[i]:
+            nonempty, _, count, present = key
+            done, now = after(i, count, present)
+            if (count, now) not in member:
+                # One object whether member i comes first or after others.
+                member[count, now] = Seq((kv, chain[normal(i + 1, done, False, now)]))
+            node = member[count, now] if nonempty else Seq((sep, member[count, now]))
+            if not required:
+                node = Choice((node, chain[normal(i + 1, count, nonempty, present)]))
+            chain[key] = node
+    body = chain[normal(0, 0, True, 0)]
     may_be_empty = not any(req for _, req in members) and lo == 0 and presence_ok(0)
     alts: list[Node] = []
     if may_be_empty:
