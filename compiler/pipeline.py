@@ -106,15 +106,15 @@ def compile_regex(
 
 def clear_caches() -> None:
     """Forget the automata a process keeps across compiles (rule automata by structure,
-    shared number and string automata, NFA fragments, results of language operations): the
-    next compile builds them again, as the first compile of a process does."""
-    from . import fingerprint, language_ops, nfa, rule_automata
+    shared number and string automata, the edges of classes and automata, results of language
+    operations): the next compile builds them again, as the first compile of a process does."""
+    from . import fingerprint, language_ops, rule_automata, thompson
     from .json_schema import numbers, strings
 
     rule_automata.clear_rule_dfas()
     fingerprint.reset()
-    for cached in (language_ops._node_dfa, language_ops._product, nfa._composite_fragment,
-                   nfa._automaton_edges, strings._any_string, strings._literals,
+    for cached in (language_ops._node_dfa, language_ops._product, thompson.class_edges,
+                   thompson.automaton_edges, strings._any_string, strings._literals,
                    numbers._number_leaf):
         cached.cache_clear()
 

@@ -193,3 +193,41 @@ def test_a_separated_list_has_one_copy_of_its_element() -> None:
     apart = determinize(build_nfa(Seq((element, Seq((loop,))))))
     assert dfa_difference(shared, apart) is None
     assert shared.n_states == minimize(shared).n_states < apart.n_states
+
+
+_BOUNDS_SCRIPT = r"""
+import random
+from grammask.compiler.ir import EMPTY, CharClass, Choice, Literal, Repeat, Seq
+from grammask.compiler.nfa import build_nfa
+rng = random.Random(7)
+ws = Repeat(CharClass(((9, 10), (13, 13), (32, 32))), 0, 4)
+def tree(depth):
+    if depth == 0 or rng.random() < 0.3:
+        return rng.choice([Literal(b"ab"), CharClass(((0x61, 0x7A), (0x4E00, 0x4E10))), EMPTY, ws])
+    kind = rng.randrange(4)
+    kids = tuple(tree(depth - 1) for _ in range(rng.choice([1, 2, 15, 16, 17, 31, 40])))
+    if kind == 0:
+        return Seq(kids)
+    if kind == 1:
+        return Choice(kids)
+    x = kids[0]
+    return Seq((x, Repeat(Seq((Literal(b","), ws, x)), 0, None), Repeat(x, 0, 3)))
+for _ in range(60):
+    node = tree(3)
+    a, b = build_nfa(node), build_nfa(node)
+    assert (a.edge_to == b.edge_to).all() and (a.eps_to == b.eps_to).all()
+print("ok")
+"""
+
+
+def test_the_nfa_kernel_stays_in_bounds(tmp_path) -> None:
+    """Numba checks no bounds: the NFA kernel runs here once with bounds checking on (fresh
+    cache), over long, shared and separated sequences."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path))
+    run = subprocess.run([sys.executable, "-c", _BOUNDS_SCRIPT], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]

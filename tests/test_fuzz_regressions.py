@@ -53,3 +53,19 @@ def test_a_malformed_uri_in_id_or_ref_is_an_invalid_schema(schema: dict, where: 
         schema_to_grammar(schema)
     assert info.value.code == "invalid-schema"
     assert str(info.value).startswith(f"{where}: ") and "not a valid URI reference" in str(info.value)
+
+
+def test_sequences_of_sixteen_and_then_more_items_compile() -> None:
+    """The NFA kernel once grew its per-sequence scratch unevenly after a sequence of exactly
+    16 items (a key of 14 characters), then wrote past it on a longer one (found by the CLI
+    fuzzer), which left the rule automaton broken."""
+    names = ["fourteenChars1", "aKeyOfTwentyOneChars1", "fourteenChars2", "aKeyOfTwentyOneChars2"]
+    schema = {"type": "object", "required": ["a"],
+              "properties": {"a": {"type": "integer"},
+                             **{name: {"type": "array", "items": {"type": "string"}}
+                                for name in names}}}
+    for _ in range(3):
+        compiled = compile_json_schema(schema, small_vocabulary())
+        matcher = Matcher(compiled)
+        text = b'{"a":1,"fourteenChars1":["x"],"aKeyOfTwentyOneChars2":[]}'
+        assert all(matcher.accept_token(b) for b in text) and matcher.can_terminate()
