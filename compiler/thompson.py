@@ -228,8 +228,8 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int]) -> FlatIR:
                    else np.zeros(0, np.int64)))
 
 
-N, EPS, TOP = range(3)
-"""Counters shared with `_loop`: states, epsilon edges, work items."""
+N, EPS, TOP, KEYS = range(4)
+"""Counters shared with `_loop`: states, epsilon edges, work items, keys in the table."""
 
 
 @njit(cache=True, nogil=True)
@@ -242,19 +242,44 @@ def _grow(a, need):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _slot(keys, key):  # type: ignore[no-untyped-def]
+    """The slot of `key` in the open-addressing table `keys` (-1: empty), or the empty slot
+    where it goes."""
+    mask = keys.shape[0] - 1
+    i = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)) & mask
+    while keys[i] != -1 and keys[i] != key:
+        i = (i + 1) & mask
+    return i
+
+
+@njit(cache=True, nogil=True)
+def _rehashed(keys, values):  # type: ignore[no-untyped-def]
+    grown = np.full(2 * keys.shape[0], -1, dtype=np.int64)
+    moved = np.empty((2 * keys.shape[0], 2), dtype=np.int64)
+    for i in range(keys.shape[0]):
+        if keys[i] != -1:
+            j = _slot(grown, keys[i])
+            grown[j] = keys[i]
+            moved[j, 0], moved[j, 1] = values[i, 0], values[i, 1]
+    return grown, moved
+
+
+@njit(cache=True, nogil=True)
 def _loop_length(node, kind, kid_off, kids):  # type: ignore[no-untyped-def]
     body = kids[kid_off[node]]
     return kid_off[body + 1] - kid_off[body] if kind[body] == SEQ else 1
 
 
 @njit(cache=True, nogil=True)
-def _loop(node, e, kind, kid_off, kids, arg, heads, work, eps, cnt, max_states):  # type: ignore[no-untyped-def]
+def _loop(node, e, kind, kid_off, kids, arg, keys, values, work, eps, cnt):  # type: ignore[no-untyped-def]
     """(head, X entry) of the loop of the separated list (S X)* = `node` ending at e, its
     items queued on first use: head -> e, head -S-> entry -X-> head. Counters in `cnt`; the
-    caller has made room for the items and two epsilon edges."""
-    key = node * 4294967296 + e
-    if key in heads:
-        return heads[key]
+    caller has made room for the items, two epsilon edges and a key (loops are keyed
+    2 * (node, e) + 1 in the table, entries of shared nodes 2 * (node, e))."""
+    key = (node * 4294967296 + e) * 2 + 1
+    slot = _slot(keys, key)
+    if keys[slot] == key:
+        return values[slot, 0], values[slot, 1]
     head = cnt[N]
     entry = head + 1
     cnt[N] += 2
@@ -280,7 +305,9 @@ def _loop(node, e, kind, kid_off, kids, arg, heads, work, eps, cnt, max_states):
         work[top, 0], work[top, 1], work[top, 2] = kids[kid_off[body] + i] if is_seq else body, a, b
         cnt[TOP] += 1
         a = b
-    heads[key] = (head, entry)
+    keys[slot] = key
+    values[slot, 0], values[slot, 1] = head, entry
+    cnt[KEYS] += 1
     return head, entry
 
 
@@ -297,9 +324,9 @@ def thompson(kind, kid_off, kids, arg, shared, list_off, lists, data, edges, acc
     work = np.empty((64, 3), dtype=np.int64)
     points = np.empty(16, dtype=np.int64)
     skip = np.zeros(16, dtype=np.bool_)
-    cnt = np.zeros(3, dtype=np.int64)
-    entries = {np.int64(-1): np.int64(0)}
-    heads = {np.int64(-1): (np.int64(0), np.int64(0))}
+    cnt = np.zeros(4, dtype=np.int64)
+    keys = np.full(64, -1, dtype=np.int64)
+    values = np.empty((64, 2), dtype=np.int64)
     n, n_out, n_eps = 2, 0, 0
     work[0, 0], work[0, 1], work[0, 2] = 0, 0, 1
     top = 1
@@ -336,20 +363,25 @@ def thompson(kind, kid_off, kids, arg, shared, list_off, lists, data, edges, acc
             eps = _grow(eps, n_eps + more_eps)
         if top + more_work > work.shape[0]:
             work = _grow(work, top + more_work)
+        while 2 * (cnt[KEYS] + list_off[node + 1] - list_off[node] + 1) > keys.shape[0]:
+            keys, values = _rehashed(keys, values)
         if looped:
             cnt[N], cnt[EPS], cnt[TOP] = n, n_eps, top
-            head = _loop(node, e, kind, kid_off, kids, arg, heads, work, eps, cnt, max_states)[0]
+            head = _loop(node, e, kind, kid_off, kids, arg, keys, values, work, eps, cnt)[0]
             n, n_eps, top = cnt[N], cnt[EPS], cnt[TOP]
             eps[n_eps, 0], eps[n_eps, 1] = s, head
             n_eps += 1
             continue
         if shared[node]:
-            key = node * 4294967296 + e
-            if key in entries:
-                eps[n_eps, 0], eps[n_eps, 1] = s, entries[key]
+            key = (node * 4294967296 + e) * 2
+            slot = _slot(keys, key)
+            if keys[slot] == key:
+                eps[n_eps, 0], eps[n_eps, 1] = s, values[slot, 0]
                 n_eps += 1
                 continue
-            entries[key] = n
+            keys[slot] = key
+            values[slot, 0] = n
+            cnt[KEYS] += 1
             eps[n_eps, 0], eps[n_eps, 1] = s, n
             n_eps += 1
             s = n
@@ -372,8 +404,8 @@ def thompson(kind, kid_off, kids, arg, shared, list_off, lists, data, edges, acc
                 cnt[N], cnt[EPS], cnt[TOP] = n, n_eps, top
                 for x in range(list_off[node], list_off[node + 1]):
                     j, kk = lists[x, 0], lists[x, 1]
-                    entry = _loop(kids[lo + j], points[j + 1], kind, kid_off, kids, arg, heads,
-                                  work, eps, cnt, max_states)[1]
+                    entry = _loop(kids[lo + j], points[j + 1], kind, kid_off, kids, arg, keys,
+                                  values, work, eps, cnt)[1]
                     eps[cnt[EPS], 0], eps[cnt[EPS], 1] = points[j - kk], entry
                     cnt[EPS] += 1
                     skip[j - kk:j + 1] = True
