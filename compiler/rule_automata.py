@@ -23,7 +23,7 @@ import dataclasses
 import functools
 import operator
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 from numba import njit
@@ -79,10 +79,12 @@ def _closes_cycle(name: str, nodes: set[str], graph: dict[str, list[str]]) -> bo
     return False
 
 
-def choose_kept(grammar: Grammar, order: list[str], cost: dict[str, float]) -> list[str]:
+def choose_kept(grammar: Grammar, order: list[str],
+                cost: Callable[[], dict[str, float]]) -> list[str]:
     """The start rule, the rules marked `kept`, and, per recursive component, a set of rules
     that breaks every cycle, built by inlining the costliest rules first while the inlined
-    ones stay acyclic.
+    ones stay acyclic. `cost()` gives the costs; it is asked only when a component has more
+    than one rule (a rule that calls only itself is kept whatever it costs).
 
     A kept rule's end is where a token may have to be checked against the real stack, so the
     cheapest rules to keep are those whose strings end with few bytes and are followed by few
@@ -92,9 +94,12 @@ def choose_kept(grammar: Grammar, order: list[str], cost: dict[str, float]) -> l
     graph = {name: [r.name for r in uses[name] if r.name in listed] for name in order}
     position = {name: i for i, name in enumerate(order)}
     keep = [grammar.start, *(r.name for r in grammar.rules if r.kept and r.name in listed)]
+    costs: dict[str, float] = {}
     for comp in cyclic_components(graph, order):
         inlined: set[str] = set()
-        for name in sorted(comp, key=lambda n: (-cost.get(n, 0.0), position[n])):
+        if len(comp) > 1 and not costs:
+            costs = cost()
+        for name in sorted(comp, key=lambda n: (-costs.get(n, 0.0), position[n])):
             deadline.check()
             if name not in keep and not _closes_cycle(name, inlined, graph):
                 inlined.add(name)
@@ -382,8 +387,8 @@ def build_pushdown(
     if keep_all:
         keep = _without_small_leaves(grammar, order, limits) if inline_leaves else order
         return _build(grammar, keep, order, limits)
-    cost = end_cost(grammar, order, summary, memos)
-    return _build(grammar, choose_kept(grammar, order, cost), order, limits)
+    keep = choose_kept(grammar, order, lambda: end_cost(grammar, order, summary, memos))
+    return _build(grammar, keep, order, limits)
 
 
 def _without_small_leaves(grammar: Grammar, order: list[str], limits: Limits) -> list[str]:
