@@ -32,7 +32,7 @@ import numpy as np
 from . import deadline
 from .ir import Node
 from .limits import DEFAULT_LIMITS, Limits
-from .thompson import CALL, flatten, thompson
+from .thompson import CALL, FlatIR, flatten, thompson
 
 def _csr(n: int, src: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
     """(offsets int64[n + 1], the columns ordered by source state)."""
@@ -142,7 +142,17 @@ def build_nfa(node: Node, limits: Limits = DEFAULT_LIMITS,
               calls: dict[str, int] | None = None) -> NFA:
     """The Thompson NFA of an IR expression (fullmatch semantics); references to the rules
     named in `calls` become call edges (CALL + index), any other reference is an error."""
-    flat = flatten(node, limits, calls or {})
+    return _built(flatten(node, limits, calls or {}), limits)
+
+
+def build_rule_nfa(body: Node, limits: Limits = DEFAULT_LIMITS) -> tuple[NFA, tuple[str, ...]]:
+    """The NFA of a rule body whose every reference is a call, and the called rules in name
+    order (call edge CALL + i calls the i-th)."""
+    flat = flatten(body, limits, None)
+    return _built(flat, limits), flat.called
+
+
+def _built(flat: FlatIR, limits: Limits) -> NFA:
     n, edges, eps = thompson(flat.kind, flat.kid_off, flat.kids, flat.arg, flat.shared,
                              flat.list_off, flat.lists, flat.data, flat.edges, flat.accepting,
                              limits.max_nfa_states)

@@ -51,14 +51,13 @@ from .lowering import (
     check_references,
     cyclic_components,
     dependency_order,
-    first_references,
     per_grammar,
     reachable_rules,
     rule_uses,
     substitute,
 )
 from .minimize import minimize_table
-from .nfa import CALL, NFA, build_nfa
+from .nfa import CALL, NFA, build_rule_nfa
 from .utf8 import utf8_sequences
 
 NOTHING = CharClass(())
@@ -346,11 +345,9 @@ def rule_dfa(name: str, body: Node, limits: Limits) -> RuleDFA:
         if hit is not None:
             _RULE_DFAS.move_to_end(key)
             return hit
-    called = tuple(sorted({r.name for r in first_references(body)}))
-    index = {n: i for i, n in enumerate(called)}
-    nfa = build_nfa(body, limits, calls=index)
-    if name in index:
-        nfa = eliminate_tail_self_calls(nfa, CALL + index[name])
+    nfa, called = build_rule_nfa(body, limits)
+    if name in called:
+        nfa = eliminate_tail_self_calls(nfa, CALL + called.index(name))
     classes = byte_classes(nfa)
     dfa = minimize_table(classes, *subset_table(nfa, classes, len(called), limits), 0,
                          n_calls=len(called))

@@ -115,7 +115,8 @@ class FlatIR:
     CLASS: (inner states, offset into `edges`, edge count); AUTOMATON: (states, start, offset
     into `edges`, edge count, offset into `accepting`, count); REPEAT: (min, max or -1,
     split k or 0); REF: symbol). `shared` marks composite nodes with several parents;
-    `lists[list_off[i]:list_off[i + 1]]` are a sequence's separated lists (j, k)."""
+    `lists[list_off[i]:list_off[i + 1]]` are a sequence's separated lists (j, k); `called`
+    names the rules of the call symbols CALL + 0, CALL + 1, ..."""
 
     kind: np.ndarray
     kid_off: np.ndarray
@@ -127,11 +128,13 @@ class FlatIR:
     data: np.ndarray
     edges: np.ndarray
     accepting: np.ndarray
+    called: tuple[str, ...]
 
 
-def flatten(root: Node, limits: Limits, calls: dict[str, int]) -> FlatIR:
+def flatten(root: Node, limits: Limits, calls: dict[str, int] | None) -> FlatIR:
     """The arrays of `root` for `thompson`; GrammarError for a reference outside `calls`,
-    BudgetExceeded for a repetition bound above `Limits.max_repeat`."""
+    BudgetExceeded for a repetition bound above `Limits.max_repeat`. With `calls` None, every
+    referenced rule is called, numbered in name order (`FlatIR.called`)."""
     index: dict[int, int] = {id(root): 0}
     nodes: list[Node] = [root]
     parents = [0]
@@ -202,17 +205,20 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int]) -> FlatIR:
             accepting_blocks.append(acc)
             n_edges += len(edges)
             n_accepting += len(acc)
-        elif kind is RuleRef and n.name in calls:  # type: ignore[union-attr]
+        elif kind is RuleRef and (calls is None or n.name in calls):  # type: ignore[union-attr]
             kind_of.append(REF)
-            arg.append((CALL + calls[n.name],))  # type: ignore[union-attr]
+            arg.append((n.name,) if calls is None else (CALL + calls[n.name],))  # type: ignore[union-attr]
         else:
             raise GrammarError(f"cannot lower IR node {kind.__name__} to an NFA")
         kid_off.append(len(kid_list))
         list_off.append(len(list_pairs))
+    called = tuple(sorted({a[0] for k, a in zip(kind_of, arg) if k == REF})) \
+        if calls is None else tuple(calls)
+    symbol = {name: CALL + i for i, name in enumerate(called)}
     args = np.zeros((len(nodes), 6), dtype=np.int64)
     for i, a in enumerate(arg):
         if a:
-            args[i, :len(a)] = a
+            args[i, :len(a)] = (symbol[a[0]],) if calls is None and kind_of[i] == REF else a
     for loop, k in splits.items():
         args[loop, 2] = k
     kinds = np.array(kind_of, dtype=np.int64)
@@ -225,7 +231,8 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int]) -> FlatIR:
         data=np.frombuffer(bytes(data), dtype=np.uint8),
         edges=np.concatenate(blocks) if blocks else np.zeros((0, 4), np.int64),
         accepting=(np.concatenate(accepting_blocks) if accepting_blocks
-                   else np.zeros(0, np.int64)))
+                   else np.zeros(0, np.int64)),
+        called=called)
 
 
 N, EPS, TOP, KEYS = range(4)
