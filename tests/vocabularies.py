@@ -71,8 +71,11 @@ def reference_viable(pattern: str, data: bytes) -> bool:
 
 
 # `regex` backtracks: nested quantifiers such as (?:b*?){2,}[ab]{2,} on a long run of b take
-# exponential time. Past this many seconds the direct NFA simulation answers instead.
+# exponential time. Past this many seconds the direct NFA simulation answers instead, and for
+# every later question about that pattern (a test asks about many prefixes of one pattern, and
+# waiting out the timeout on each made single examples run for minutes).
 REGEX_TIMEOUT_S = 2.0
+_BACKTRACKING: set[str] = set()
 
 
 def reference_complete(pattern: str, data: bytes) -> bool:
@@ -81,20 +84,24 @@ def reference_complete(pattern: str, data: bytes) -> bool:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    try:
-        return regex.fullmatch(pattern, text, flags=regex.ASCII | regex.V0,
-                               timeout=REGEX_TIMEOUT_S) is not None
-    except TimeoutError:
-        return reference_nfa(pattern)[0].matches(data)
+    if pattern not in _BACKTRACKING:
+        try:
+            return regex.fullmatch(pattern, text, flags=regex.ASCII | regex.V0,
+                                   timeout=REGEX_TIMEOUT_S) is not None
+        except TimeoutError:
+            _BACKTRACKING.add(pattern)
+    return reference_nfa(pattern)[0].matches(data)
 
 
 def oracle_viable_text(pattern: str, text: str) -> bool:
     """Whether `text` (whole characters) is a prefix of a match, by `regex` partial matching."""
-    try:
-        return regex.fullmatch(pattern, text, flags=regex.ASCII | regex.V0, partial=True,
-                               timeout=REGEX_TIMEOUT_S) is not None
-    except TimeoutError:
-        return reference_viable(pattern, text.encode("utf-8"))
+    if pattern not in _BACKTRACKING:
+        try:
+            return regex.fullmatch(pattern, text, flags=regex.ASCII | regex.V0, partial=True,
+                                   timeout=REGEX_TIMEOUT_S) is not None
+        except TimeoutError:
+            _BACKTRACKING.add(pattern)
+    return reference_viable(pattern, text.encode("utf-8"))
 
 
 def allowed_ids(bitmask_row: np.ndarray, size: int) -> set[int]:
