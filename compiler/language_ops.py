@@ -22,8 +22,9 @@ from numba import njit
 from ..runtime.dfa_table import DFATable
 from . import deadline
 from .errors import GrammarError
-from .ir import Automaton, Node, references
+from .ir import Automaton, Node
 from .limits import DEFAULT_LIMITS, Limits
+from .lowering import first_references
 from .nfa import IdentityKey
 
 
@@ -40,7 +41,7 @@ def as_dfa(operand: Node | DFATable, limits: Limits = DEFAULT_LIMITS) -> DFATabl
 def _node_dfa(key: IdentityKey, limits: Limits) -> DFATable:
     """The minimal DFA of a node, computed once per node object: formats, patterns and other
     shared operands are used many times."""
-    refs = references(key.node)
+    refs = first_references(key.node)
     if refs:
         raise GrammarError(
             f"a language operation needs a regular operand, but it refers to rule {refs[0].name!r}",

@@ -10,8 +10,12 @@
   patterns they match (at most `MAX_PATTERN_REGIONS`); each region's names are the strings in
   the matched patterns, in no other pattern, not listed, and allowed by `propertyNames`, and
   its value is the conjunction of the matched patterns' schemas (or `additionalProperties`
-  for a subschema none of whose patterns match). Additional keys are not checked against each
-  other for repetition, which no finite automaton can do for an open set of names.
+  for a subschema none of whose patterns match). The listed names are taken out of a region's
+  key literals, not out of its decoded names: a literal spells exactly one name, so removing
+  every spelling of the listed names removes those names and nothing else, and the literal
+  automaton of the other names (any string, when there are no patterns) is shared. Additional
+  keys are not checked against each other for repetition, which no finite automaton can do
+  for an open set of names.
 - `minProperties`/`maxProperties` count members exactly (listed and additional).
 - Presence rules (`dependentRequired`, the array form of `dependencies`, `not` of `required`)
   track which of the properties they mention are present, at most `MAX_PRESENCE_BITS`; those
@@ -143,7 +147,7 @@ def _additional(t: "Translator", c: "Constraints", names: _Names, listed: list[s
     if len(patterns) > 6:
         raise GrammarError(f"{c.objects[0].pointer}: {len(patterns)} patternProperties make "
                            f"more than {MAX_PATTERN_REGIONS} name regions", code="budget")
-    excluded = Choice(tuple(string_content(k) for k in dict.fromkeys([*listed, *c.forbidden])))
+    excluded = Choice(tuple(string_literal(k) for k in dict.fromkeys([*listed, *c.forbidden])))
     alts: list[Node] = []
     for chosen in product((False, True), repeat=len(patterns)):
         matched = {p for p, on in zip(patterns, chosen) if on}
@@ -162,8 +166,6 @@ def _additional(t: "Translator", c: "Constraints", names: _Names, listed: list[s
         if names.allowed is not None:
             inside.append(names.allowed)
         outside = [names.patterns[p] for p in patterns if p not in matched]
-        if excluded.alternatives:
-            outside.append(excluded)
         language = intersect(*inside, limits=t.limits) if len(inside) > 1 else inside[0]
         if outside:
             language = difference(language, Choice(tuple(outside)), limits=t.limits)
@@ -171,9 +173,12 @@ def _additional(t: "Translator", c: "Constraints", names: _Names, listed: list[s
             continue
         from .strings import json_string
 
-        content = None if language is ANY_STRING else language
-        alts.append(Seq((json_string(content, limits=t.limits), t.layout.key(),
-                         t.member(pointers, depth + 1))))
+        key = json_string(None if language is ANY_STRING else language, limits=t.limits)
+        if excluded.alternatives:
+            key = difference(key, excluded, limits=t.limits, label="JSON string")
+            if key.dfa.is_empty_language:
+                continue
+        alts.append(Seq((key, t.layout.key(), t.member(pointers, depth + 1))))
     if not alts:
         return None
     return alts[0] if len(alts) == 1 else Choice(tuple(alts))
