@@ -109,13 +109,13 @@ def clear_caches() -> None:
     shared number and string automata, the edges of classes and automata, results of language
     operations): the next compile builds them again, as the first compile of a process does."""
     from . import fingerprint, language_ops, rule_automata, thompson
-    from .json_schema import numbers, strings
+    from .json_schema import excluded_names, numbers, strings
 
     rule_automata.clear_rule_dfas()
     fingerprint.reset()
     for cached in (language_ops._node_dfa, language_ops._product, thompson.class_edges,
                    thompson.automaton_edges, strings._any_string, strings._literals,
-                   numbers._number_leaf):
+                   numbers._number_leaf, excluded_names._without):
         cached.cache_clear()
 
 

@@ -11,9 +11,8 @@
   the matched patterns, in no other pattern, not listed, and allowed by `propertyNames`, and
   its value is the conjunction of the matched patterns' schemas (or `additionalProperties`
   for a subschema none of whose patterns match). The listed names are taken out of a region's
-  key literals, not out of its decoded names: a literal spells exactly one name, so removing
-  every spelling of the listed names removes those names and nothing else, and the literal
-  automaton of the other names (any string, when there are no patterns) is shared. Additional
+  key literals (`excluded_names.without_names`), not out of its decoded names, so the literal
+  automaton of a region (any string, when there are no patterns) is shared. Additional
   keys are not checked against each other for repetition, which no finite automaton can do
   for an open set of names.
 - `minProperties`/`maxProperties` count members exactly (listed and additional).
@@ -31,8 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import deadline
 from ..errors import GrammarError
-from ..ir import EMPTY, NOTHING, CharClass, Choice, Literal, Node, Repeat, Seq, complement_ranges
+from ..ir import EMPTY, NOTHING, Automaton, CharClass, Choice, Literal, Node, Repeat, Seq, complement_ranges
 from ..language_ops import as_dfa, difference, intersect
+from .excluded_names import without_names
 from .values import string_content, string_literal
 
 if TYPE_CHECKING:
@@ -147,7 +147,7 @@ def _additional(t: "Translator", c: "Constraints", names: _Names, listed: list[s
     if len(patterns) > 6:
         raise GrammarError(f"{c.objects[0].pointer}: {len(patterns)} patternProperties make "
                            f"more than {MAX_PATTERN_REGIONS} name regions", code="budget")
-    excluded = Choice(tuple(string_literal(k) for k in dict.fromkeys([*listed, *c.forbidden])))
+    excluded = list(dict.fromkeys([*listed, *c.forbidden]))
     alts: list[Node] = []
     for chosen in product((False, True), repeat=len(patterns)):
         matched = {p for p, on in zip(patterns, chosen) if on}
@@ -174,8 +174,9 @@ def _additional(t: "Translator", c: "Constraints", names: _Names, listed: list[s
         from .strings import json_string
 
         key = json_string(None if language is ANY_STRING else language, limits=t.limits)
-        if excluded.alternatives:
-            key = difference(key, excluded, limits=t.limits, label="JSON string")
+        if excluded:
+            key = Automaton(without_names(as_dfa(key, t.limits), excluded, t.limits),
+                            "JSON string")
             if key.dfa.is_empty_language:
                 continue
         alts.append(Seq((key, t.layout.key(), t.member(pointers, depth + 1))))
