@@ -19,7 +19,8 @@ Invariants:
   end state enters the same loop. Object members and array elements are such lists, so their
   subset construction meets no two copies of an element to merge away.
 - The number of states never exceeds `Limits.max_nfa_states`.
-The construction itself is the kernel of `thompson.py`; `start` is 0 and `accept` 1.
+The construction itself is the kernel of `thompson.py`, over the arrays of `flat_ir.FlatIR`;
+`start` is 0 and `accept` 1.
 """
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ import numpy as np
 from . import deadline
 from .ir import Node
 from .limits import DEFAULT_LIMITS, Limits
-from .thompson import CALL, FlatIR, flatten, thompson
+from .flat_ir import CALL, FlatIR, flatten
+from .thompson import thompson
 
 def _csr(n: int, src: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
     """(offsets int64[n + 1], the columns ordered by source state)."""
@@ -145,11 +147,10 @@ def build_nfa(node: Node, limits: Limits = DEFAULT_LIMITS,
     return _built(flatten(node, limits, calls or {}), limits)
 
 
-def build_rule_nfa(body: Node, limits: Limits = DEFAULT_LIMITS) -> tuple[NFA, tuple[str, ...]]:
-    """The NFA of a rule body whose every reference is a call, and the called rules in name
-    order (call edge CALL + i calls the i-th)."""
-    flat = flatten(body, limits, None)
-    return _built(flat, limits), flat.called
+def build_rule_nfa(flat: FlatIR, limits: Limits = DEFAULT_LIMITS) -> NFA:
+    """The NFA of a rule body flattened with every reference a call (`flatten` with `calls`
+    None): call edge CALL + i calls the rule `flat.called[i]`."""
+    return _built(flat, limits)
 
 
 def _built(flat: FlatIR, limits: Limits) -> NFA:

@@ -108,13 +108,12 @@ def clear_caches() -> None:
     """Forget the automata a process keeps across compiles (rule automata by structure,
     shared number and string automata, the edges of classes and automata, results of language
     operations): the next compile builds them again, as the first compile of a process does."""
-    from . import fingerprint, language_ops, rule_automata, thompson
+    from . import flat_ir, language_ops, rule_automata
     from .json_schema import excluded_names, numbers, strings
 
     rule_automata.clear_rule_dfas()
-    fingerprint.reset()
-    for cached in (language_ops._node_dfa, language_ops._product, thompson.class_edges,
-                   thompson.automaton_edges, strings._any_string, strings._literals,
+    for cached in (language_ops._node_dfa, language_ops._product, flat_ir.class_edges,
+                   flat_ir.automaton_edges, strings._any_string, strings._literals,
                    numbers._number_leaf, excluded_names._without):
         cached.cache_clear()
 

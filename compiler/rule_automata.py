@@ -23,7 +23,7 @@ import dataclasses
 import functools
 import operator
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 from numba import njit
@@ -34,7 +34,6 @@ from . import deadline
 from .analyses.common import fold
 from .dfa import byte_classes, subset_table
 from .errors import BudgetExceeded, GrammarError
-from .fingerprint import fingerprint
 from .ir import (
     Automaton,
     CharClass,
@@ -54,10 +53,10 @@ from .lowering import (
     per_grammar,
     reachable_rules,
     rule_uses,
-    substitute,
 )
 from .minimize import minimize_table
 from .nfa import CALL, NFA, build_rule_nfa
+from .flat_ir import flatten
 from .utf8 import utf8_sequences
 
 NOTHING = CharClass(())
@@ -106,36 +105,15 @@ def choose_kept(grammar: Grammar, order: list[str],
     return sorted(set(keep), key=position.__getitem__)
 
 
-def rule_bodies(grammar: Grammar, keep: list[str], order: list[str]) -> dict[str, Node]:
-    """Each kept rule's body with every other rule of `order` (the reachable productive rules)
-    inlined and every rule outside it removed (unproductive: it derives nothing)."""
-    rules = grammar.by_name
+def inlined_bodies(grammar: Grammar, keep: list[str], order: list[str]) -> dict[str, Node]:
+    """What a reference stands for in the kept rules' automata: the body of every rule of
+    `order` (the reachable productive rules) that is not kept, and nothing for a rule outside
+    `order` (unproductive: it derives nothing)."""
     kept, productive = set(keep), set(order)
-    resolved: dict[str, Node] = {name: NOTHING for name in rules if name not in productive}
-    pending = [name for name in order if name not in kept]
-    uses = rule_uses(grammar)
-    waiting_on = set(pending)
-    graph = {name: {r.name for r in uses[name]} & waiting_on for name in pending}
-
-    def inlined(name: str) -> Node:
-        body = rules[name].body
-        return substitute(body, resolved) if any(r.name in resolved for r in uses[name]) else body
-
-    waiting = {name: len(graph[name]) for name in pending}
-    users: dict[str, list[str]] = {name: [] for name in pending}
-    for name in pending:
-        for used in graph[name]:
-            users[used].append(name)
-    ready = [name for name in pending if not waiting[name]]
-    while ready:
-        deadline.check()
-        name = ready.pop()
-        resolved[name] = inlined(name)
-        for user in users[name]:
-            waiting[user] -= 1
-            if not waiting[user]:
-                ready.append(user)
-    return {name: inlined(name) for name in keep}
+    bodies: dict[str, Node] = {r.name: NOTHING for r in grammar.rules if r.name not in productive}
+    bodies.update((r.name, r.body) for r in grammar.rules
+                  if r.name in productive and r.name not in kept)
+    return bodies
 
 
 Summary = tuple[bool, bool, int, int]
@@ -335,17 +313,20 @@ def clear_rule_dfas() -> None:
         _RULE_DFAS.clear()
 
 
-def rule_dfa(name: str, body: Node, limits: Limits) -> RuleDFA:
-    """The automaton of rule `name` with inlined body `body` (its references are the rules it
-    calls). Cached by the body's structure, so a rule met again in a later compile (the "any
-    JSON value" rule of most schemas, say) costs one fingerprint."""
-    key = (name, fingerprint(body), limits)
+def rule_dfa(name: str, body: Node, limits: Limits,
+             inline: Mapping[str, Node] = {}) -> RuleDFA:  # noqa: B006
+    """The automaton of rule `name` with body `body`, whose references to the rules of
+    `inline` stand for their bodies and whose other references are calls. Cached by the
+    flattened body (`FlatIR.key`), so a rule met again in a later compile (the "any JSON
+    value" rule of most schemas, say) costs one flattening."""
+    flat = flatten(body, limits, None, inline)
+    key = (name, flat.key(), limits)
     with _rule_dfas_lock:
         hit = _RULE_DFAS.get(key)
         if hit is not None:
             _RULE_DFAS.move_to_end(key)
             return hit
-    nfa, called = build_rule_nfa(body, limits)
+    nfa, called = build_rule_nfa(flat, limits), flat.called
     if name in called:
         nfa = eliminate_tail_self_calls(nfa, CALL + called.index(name))
     classes = byte_classes(nfa)
@@ -405,13 +386,14 @@ def _without_small_leaves(grammar: Grammar, order: list[str], limits: Limits) ->
 
 
 def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits) -> PushdownTable:
-    bodies = rule_bodies(grammar, keep, order)
+    inline = inlined_bodies(grammar, keep, order)
+    rules = grammar.by_name
     dfas: list[RuleDFA] = []
     total = 0
     for name in keep:
         deadline.check()
         try:
-            dfas.append(rule_dfa(name, bodies[name], limits))
+            dfas.append(rule_dfa(name, rules[name].body, limits, inline))
         except BudgetExceeded as exc:
             raise BudgetExceeded(f"rule '{name}': {exc.message}", line=exc.line,
                                  column=exc.column, pointer=exc.pointer, source=exc.source,

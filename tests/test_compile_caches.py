@@ -1,13 +1,14 @@
-"""What a process keeps across compiles: structural fingerprints of IR, rule automata cached by
-them, and `clear_caches`. A cached compile must give the same tables as a cold one."""
+"""What a process keeps across compiles: rule automata cached by their flattened bodies, and
+`clear_caches`. A cached compile must give the same tables as a cold one."""
 from __future__ import annotations
 
 import numpy as np
 
 from grammask.compiler import clear_caches, compile_json_schema
 from grammask.compiler import rule_automata
-from grammask.compiler.fingerprint import fingerprint
-from grammask.compiler.ir import CharClass, Choice, Literal, Repeat, RuleRef, Seq, Span
+from grammask.compiler.ir import CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq, Span
+from grammask.compiler.limits import DEFAULT_LIMITS
+from grammask.compiler.flat_ir import flatten
 
 from .vocabularies import small_vocabulary
 
@@ -17,13 +18,19 @@ def _node(name: str, span: Span | None = None) -> Seq:
                                       None), Literal(b"]")), span)
 
 
-def test_fingerprints_are_structural() -> None:
-    assert fingerprint(_node("a")) == fingerprint(_node("a", Span(1, 2, 3, 4)))
-    assert fingerprint(_node("a")) != fingerprint(_node("b"))
-    assert fingerprint(Repeat(Literal(b"x"), 0, 3)) != fingerprint(Repeat(Literal(b"x"), 0, 4))
-    shared = Literal(b"ab")
-    assert fingerprint(Seq((shared, shared))) == fingerprint(Seq((Literal(b"ab"),
-                                                                  Literal(b"ab"))))
+def _key(node: Node) -> tuple[object, ...]:
+    return flatten(node, DEFAULT_LIMITS, None).key()
+
+
+def test_rule_automata_are_cached_by_structure() -> None:
+    assert _key(_node("a")) == _key(_node("a", Span(1, 2, 3, 4)))
+    assert _key(_node("a")) != _key(_node("b"))
+    assert _key(Repeat(Literal(b"x"), 0, 3)) != _key(Repeat(Literal(b"x"), 0, 4))
+    assert _key(Seq((Literal(b"ab"), Literal(b"c")))) != _key(Seq((Literal(b"a"), Literal(b"bc"))))
+    assert _key(CharClass(((0x61, 0x62),))) != _key(CharClass(((0x61, 0x63),)))
+    # Sharing is part of the structure: the same construction run twice gives one key.
+    twice = [Seq((Choice((Literal(b"ab"), RuleRef("r"))),) * 2) for _ in range(2)]
+    assert _key(twice[0]) == _key(twice[1])
 
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}, "b": {}}}

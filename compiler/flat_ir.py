@@ -1,0 +1,260 @@
+"""The IR as flat arrays (`FlatIR`), the input of the Thompson kernel (`thompson.py`).
+
+`flatten` numbers the distinct node objects of an expression DAG breadth-first from the root
+(node 0) and lays them out as arrays: per node its kind, its children, its arguments; the
+bytes of literals; the edges of character classes (their UTF-8 byte tries, `class_edges`) and
+of automata (`automaton_edges`), both cached. A reference to a rule of `inline` stands for
+that rule's body, so a body with inlined rules is flattened without building it; other
+references are calls (CALL + r). `separated_lists` finds where a sequence holds X (S X)*, which
+the kernel builds with one copy of X. Flattening checks `Limits.max_repeat`, rejects
+references outside `calls`, and checks the compile deadline every 4096 nodes. `FlatIR.key`
+identifies what the kernel would build, for caches that outlive one compile.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..runtime.dfa_table import DFATable
+from . import deadline
+from .errors import GrammarError
+from .ir import Automaton, CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq
+from .limits import Limits
+from .utf8 import utf8_sequences
+
+CALL = 256
+"""Edge symbols from CALL up are rule calls: CALL + r calls rule r."""
+
+SEQ, CHOICE, REPEAT, LITERAL, CLASS, AUTOMATON, REF = range(7)
+
+
+@functools.lru_cache(maxsize=1024)
+def class_edges(ranges: tuple[tuple[int, int], ...]) -> tuple[int, np.ndarray]:
+    """(inner states, edges int64[m, 4] (from, lo, hi, to)) of a character class's byte trie,
+    in local numbering: 0 entry, 1 exit, 2.. inner."""
+    prefix_state: dict[tuple[tuple[int, int], ...], int] = {}
+    edges: list[tuple[int, int, int, int]] = []
+    for lo, hi in ranges:
+        for seq in utf8_sequences(lo, hi):
+            cur = 0
+            for i, (blo, bhi) in enumerate(seq):
+                if i == len(seq) - 1:
+                    edges.append((cur, blo, bhi, 1))
+                    break
+                key = seq[: i + 1]
+                nxt = prefix_state.get(key)
+                if nxt is None:
+                    nxt = 2 + len(prefix_state)
+                    prefix_state[key] = nxt
+                    edges.append((cur, blo, bhi, nxt))
+                cur = nxt
+    return len(prefix_state), np.array(edges, dtype=np.int64).reshape(-1, 4)
+
+
+@functools.lru_cache(maxsize=256)
+def automaton_edges(dfa: DFATable) -> tuple[np.ndarray, np.ndarray]:
+    """(edges int64[m, 4] (from, lo, hi, to) over runs of equal class, accepting states) of
+    `dfa`."""
+    bc = dfa.byte_class
+    starts = np.flatnonzero(np.concatenate(([True], bc[1:] != bc[:-1])))
+    ends = np.concatenate((starts[1:], [256])) - 1
+    targets = dfa.transitions[:, bc[starts]]
+    q, r = np.nonzero(targets >= 0)
+    edges = np.stack([q, starts[r], ends[r], targets[q, r]], axis=1).astype(np.int64)
+    return edges.reshape(-1, 4), np.flatnonzero(dfa.accepting).astype(np.int64)
+
+
+def _same(a: Node, b: Node) -> bool:
+    """Whether two nodes are one sub-expression: the same object, or equal leaves."""
+    return a is b or (type(a) is type(b) and type(a) in (Literal, CharClass, RuleRef) and a == b)
+
+
+def _kids(node: Node, inline: Mapping[str, Node]) -> tuple[Node, ...]:
+    """The children of `node`, each reference to a rule of `inline` replaced by its body."""
+    kind = type(node)
+    kids = (node.items if kind is Seq else node.alternatives if kind is Choice  # type: ignore[union-attr]
+            else (node.item,) if kind is Repeat else ())  # type: ignore[union-attr]
+    if inline and any(type(k) is RuleRef for k in kids):
+        kids = tuple(_inlined(k, inline) for k in kids)
+    return kids
+
+
+def _inlined(node: Node, inline: Mapping[str, Node]) -> Node:
+    """`node`, or the body it stands for when it refers to a rule of `inline`."""
+    steps = 0
+    while type(node) is RuleRef and node.name in inline:  # type: ignore[union-attr]
+        node = inline[node.name]  # type: ignore[union-attr]
+        steps += 1
+        if steps > len(inline):
+            raise GrammarError("inlined rules refer to each other in a cycle")
+    return node
+
+
+def separated_lists(items: tuple[Node, ...],
+                    inline: Mapping[str, Node] = {}) -> list[tuple[int, int]]:  # noqa: B006
+    """The places (j, k) where items[j - k:j] are the last k items of the body of
+    items[j] = (S X)* (unbounded, may be absent), k as large as possible."""
+    found: list[tuple[int, int]] = []
+    taken = 0
+    for j in range(1, len(items)):
+        node = items[j]
+        if type(node) is not Repeat or node.min != 0 or node.max is not None:
+            continue
+        item = _inlined(node.item, inline)
+        loop = _kids(item, inline) if type(item) is Seq else (item,)
+        k = 0
+        while (k < min(len(loop), j - taken) and
+               _same(items[j - k - 1], loop[len(loop) - k - 1])):
+            k += 1
+        if k:
+            found.append((j, k))
+            taken = j + 1
+    return found
+
+
+@dataclass(frozen=True, eq=False)
+class FlatIR:
+    """An expression DAG as arrays; node 0 is the root. Per node: `kind`, children
+    `kids[kid_off[i]:kid_off[i + 1]]`, and `arg` (LITERAL: offset into `data` and length;
+    CLASS: (inner states, offset into `edges`, edge count); AUTOMATON: (states, start, offset
+    into `edges`, edge count, offset into `accepting`, count); REPEAT: (min, max or -1,
+    split k or 0); REF: symbol). `shared` marks composite nodes with several parents;
+    `lists[list_off[i]:list_off[i + 1]]` are a sequence's separated lists (j, k); `called`
+    names the rules of the call symbols CALL + 0, CALL + 1, ...; `leaves` are the character
+    classes' ranges and the automata's DFAs, in node order."""
+
+    kind: np.ndarray
+    kid_off: np.ndarray
+    kids: np.ndarray
+    arg: np.ndarray
+    shared: np.ndarray
+    list_off: np.ndarray
+    lists: np.ndarray
+    data: np.ndarray
+    edges: np.ndarray
+    accepting: np.ndarray
+    called: tuple[str, ...]
+    leaves: tuple[object, ...]
+
+    def key(self) -> tuple[object, ...]:
+        """A cache key for what `thompson` builds: a BLAKE2b digest of the arrays, with the
+        leaves (DFAs compared by identity) and the called rules."""
+        digest = hashlib.blake2b(digest_size=32)
+        for a in (self.kind, self.kid_off, self.kids, self.arg, self.list_off, self.lists,
+                  self.data):
+            digest.update(a.tobytes())
+        return digest.digest(), self.leaves, self.called
+
+
+def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
+            inline: Mapping[str, Node] = {}) -> FlatIR:  # noqa: B006
+    """The arrays of `root` for `thompson`; GrammarError for a reference outside `calls`,
+    BudgetExceeded for a repetition bound above `Limits.max_repeat`. With `calls` None, every
+    referenced rule is called, numbered in name order (`FlatIR.called`). A reference to a
+    rule of `inline` stands for that rule's body (shared, not copied): the rules of `inline`
+    must not reach themselves through `inline`."""
+    root = _inlined(root, inline)
+    index: dict[int, int] = {id(root): 0}
+    nodes: list[Node] = [root]
+    parents = [0]
+    kids_of: list[tuple[Node, ...]] = []
+    i = 0
+    while i < len(nodes):
+        if not i & 4095:
+            deadline.check()
+        kids = _kids(nodes[i], inline)
+        kids_of.append(kids)
+        for k in kids:
+            j = index.get(id(k))
+            if j is None:
+                index[id(k)] = len(nodes)
+                nodes.append(k)
+                parents.append(1)
+            else:
+                parents[j] += 1
+        i += 1
+    kind_of: list[int] = []
+    arg: list[tuple[int, ...]] = []
+    kid_off, kid_list = [0], []
+    list_off: list[int] = [0]
+    list_pairs: list[tuple[int, int]] = []
+    splits: dict[int, int] = {}
+    data = bytearray()
+    blocks: list[np.ndarray] = []
+    accepting_blocks: list[np.ndarray] = []
+    leaves: list[object] = []
+    n_edges = n_accepting = 0
+    for n, kids in zip(nodes, kids_of):
+        kind = type(n)
+        if kind is Seq:
+            kind_of.append(SEQ)
+            arg.append(())
+            kid_list += [index[id(k)] for k in kids]
+            for j, k in separated_lists(kids, inline):
+                loop = index[id(kids[j])]
+                if splits.setdefault(loop, k) == k:
+                    list_pairs.append((j, k))
+        elif kind is Choice:
+            kind_of.append(CHOICE)
+            arg.append(())
+            kid_list += [index[id(k)] for k in kids]
+        elif kind is Repeat:
+            if n.min > limits.max_repeat or (n.max or 0) > limits.max_repeat:  # type: ignore[union-attr]
+                raise limits.exceeded("max_repeat", max(n.min, n.max or 0),  # type: ignore[union-attr]
+                                      "repetition count")
+            kind_of.append(REPEAT)
+            arg.append((n.min, -1 if n.max is None else n.max))  # type: ignore[union-attr]
+            kid_list.append(index[id(kids[0])])
+        elif kind is Literal:
+            kind_of.append(LITERAL)
+            arg.append((len(data), len(n.data)))  # type: ignore[union-attr]
+            data += n.data  # type: ignore[union-attr]
+        elif kind is CharClass:
+            inner, edges = class_edges(n.ranges)  # type: ignore[union-attr]
+            leaves.append(n.ranges)  # type: ignore[union-attr]
+            kind_of.append(CLASS)
+            arg.append((inner, n_edges, len(edges)))
+            blocks.append(edges)
+            n_edges += len(edges)
+        elif kind is Automaton:
+            dfa = n.dfa  # type: ignore[union-attr]
+            edges, acc = automaton_edges(dfa)
+            leaves.append(dfa)
+            kind_of.append(AUTOMATON)
+            arg.append((dfa.n_states, dfa.start, n_edges, len(edges), n_accepting, len(acc)))
+            blocks.append(edges)
+            accepting_blocks.append(acc)
+            n_edges += len(edges)
+            n_accepting += len(acc)
+        elif kind is RuleRef and (calls is None or n.name in calls):  # type: ignore[union-attr]
+            kind_of.append(REF)
+            arg.append((n.name,) if calls is None else (CALL + calls[n.name],))  # type: ignore[union-attr]
+        else:
+            raise GrammarError(f"cannot lower IR node {kind.__name__} to an NFA")
+        kid_off.append(len(kid_list))
+        list_off.append(len(list_pairs))
+    called = tuple(sorted({a[0] for k, a in zip(kind_of, arg) if k == REF})) \
+        if calls is None else tuple(calls)
+    symbol = {name: CALL + i for i, name in enumerate(called)}
+    args = np.zeros((len(nodes), 6), dtype=np.int64)
+    for i, a in enumerate(arg):
+        if a:
+            args[i, :len(a)] = (symbol[a[0]],) if calls is None and kind_of[i] == REF else a
+    for loop, k in splits.items():
+        args[loop, 2] = k
+    kinds = np.array(kind_of, dtype=np.int64)
+    composite = (kinds == SEQ) | (kinds == CHOICE) | (kinds == REPEAT) | (kinds == AUTOMATON)
+    return FlatIR(
+        kind=kinds, kid_off=np.array(kid_off, dtype=np.int64),
+        kids=np.array(kid_list, dtype=np.int64), arg=args,
+        shared=composite & (np.array(parents) > 1), list_off=np.array(list_off, dtype=np.int64),
+        lists=np.array(list_pairs, dtype=np.int64).reshape(-1, 2),
+        data=np.frombuffer(bytes(data), dtype=np.uint8),
+        edges=np.concatenate(blocks) if blocks else np.zeros((0, 4), np.int64),
+        accepting=(np.concatenate(accepting_blocks) if accepting_blocks
+                   else np.zeros(0, np.int64)),
+        called=called, leaves=tuple(leaves))
