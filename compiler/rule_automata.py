@@ -5,7 +5,8 @@ rules to break every cycle (a finite automaton cannot count their nesting), chos
 rule ends are rare (see `choose_kept`); every other rule is inlined into its callers, so
 strings, numbers and whitespace become plain byte transitions inside the rule that uses them.
 The costs come from the grammar itself (`rule_summaries`, `end_cost`: first and last bytes,
-nullability, productivity and follow sets of the rules), so the automata are built once.
+nullability and follow sets of the rules, computed only when a recursive group has several
+rules), so the automata are built once; which rules are productive, from `productive_among`.
 With `keep_all`, every reachable rule stays a rule (for grammars whose fully inlined automaton
 is too large).
 
@@ -32,6 +33,7 @@ from ..runtime.dfa_table import DFATable
 from ..runtime.pushdown_table import PushdownTable
 from . import deadline
 from .analyses.common import fold
+from .analyses.productivity import productive_node
 from .dfa import byte_classes, subset_table
 from .errors import BudgetExceeded, GrammarError
 from .ir import (
@@ -223,6 +225,31 @@ def rule_summaries(grammar: Grammar, names: list[str]
     return summary, memos
 
 
+def productive_among(grammar: Grammar, names: list[str]) -> set[str]:
+    """The productive rules of `names` (a list closed under references, e.g. the reachable
+    rules), as a least fixpoint: a rule is examined again when a rule it uses turns out
+    productive (`productive_node` short-circuits, so this looks at far fewer nodes than
+    `rule_summaries`)."""
+    rules = grammar.by_name
+    uses = rule_uses(grammar)
+    users: dict[str, list[str]] = {name: [] for name in names}
+    for name in names:
+        for used in uses[name]:
+            if used.name in users:
+                users[used.name].append(name)
+    ordered = [name for name in dependency_order(grammar) if name in users]
+    placed = set(ordered)
+    work = [name for name in reversed(names) if name not in placed] + ordered[::-1]
+    productive: set[str] = set()
+    while work:
+        name = work.pop()
+        if name in productive or not productive_node(rules[name].body, productive):
+            continue
+        productive.add(name)
+        work.extend(user for user in users[name] if user not in productive)
+    return productive
+
+
 def end_cost(grammar: Grammar, order: list[str], summary: dict[str, Summary],
              memos: dict[str, dict[int, Summary]]) -> dict[str, float]:
     """Per rule of `order` (the reachable productive rules, with their `rule_summaries`):
@@ -356,8 +383,8 @@ def build_pushdown(
     the real stack, so keeping those would make most tokens stack-dependent)."""
     check_references(grammar)
     reachable = reachable_rules(grammar)
-    summary, memos = per_grammar(grammar, "summaries", lambda g: rule_summaries(g, reachable))
-    order = [name for name in reachable if summary[name][0]]
+    productive = per_grammar(grammar, "productive", lambda g: productive_among(g, reachable))
+    order = [name for name in reachable if name in productive]
     if grammar.start not in order:
         raise GrammarError(
             f"the language is empty: the start rule '{grammar.start}' derives no finite string",
@@ -365,7 +392,8 @@ def build_pushdown(
     if keep_all:
         keep = _without_small_leaves(grammar, order, limits) if inline_leaves else order
         return _build(grammar, keep, order, limits)
-    keep = choose_kept(grammar, order, lambda: end_cost(grammar, order, summary, memos))
+    keep = choose_kept(grammar, order, lambda: end_cost(grammar, order, *per_grammar(
+        grammar, "summaries", lambda g: rule_summaries(g, reachable))))
     return _build(grammar, keep, order, limits)
 
 

@@ -1,6 +1,8 @@
 """Each grammar analysis alone, on IR built by hand: what it reports, and what it must not."""
 from __future__ import annotations
 
+import math
+
 import pytest
 from grammask.compiler.analyses import (
     CODES,
@@ -41,6 +43,12 @@ from grammask.compiler.ir import (
     Span,
 )
 from grammask.compiler.limits import DEFAULT_LIMITS, Limits
+from grammask.compiler.lowering import reachable_rules
+from grammask.compiler.rule_automata import productive_among
+from hypothesis import given, settings
+
+from .budget import examples
+from .cfg_strategies import grammars, rule_heights
 
 L = DEFAULT_LIMITS
 
@@ -111,6 +119,16 @@ def test_productive_fixpoint() -> None:
                 ("nothing", NOTHING),
                 ("chain", Seq((ref("dead"), lit("x")))))
     assert productive_rules(g) == {"root", "ok"}
+
+
+@settings(max_examples=examples(200))
+@given(grammars(max_rules=5))
+def test_productive_rules_are_those_with_a_finite_derivation(g: Grammar) -> None:
+    """Against the least derivation heights of the grammar strategies (their own fixpoint)."""
+    finite = {name for name, h in rule_heights(g).items() if h != math.inf}
+    assert productive_rules(g) == finite
+    reachable = reachable_rules(g)
+    assert productive_among(g, reachable) == finite & set(reachable)
 
 
 def test_unproductive_rules_and_empty_language() -> None:

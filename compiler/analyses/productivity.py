@@ -6,10 +6,12 @@ undefined rules count as productive here, so one missing definition is reported 
 """
 from __future__ import annotations
 
+from .. import deadline
 from ..diagnostics import Diagnostic
-from ..ir import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, Seq, references
+from ..ir import (Automaton, CharClass, Choice, Grammar, Literal, Node, Repeat, RuleRef, Seq,
+                  references)
 from ..limits import Limits
-from .common import diagnostic, fold, nullable_node, nullable_rules, rule_fixpoint
+from .common import diagnostic, nullable_node, nullable_rules, rule_fixpoint
 
 __all__ = ["analyse_productivity", "nullable_node", "nullable_rules", "productive_node",
            "productive_rules"]
@@ -17,22 +19,62 @@ __all__ = ["analyse_productivity", "nullable_node", "nullable_rules", "productiv
 
 def productive_node(node: Node, productive: set[str], defined: set[str] | None = None) -> bool:
     """Whether `node` can derive a finite string, given the productive rules (names not in
-    `defined`, when given, count as productive)."""
+    `defined`, when given, count as productive). Evaluated left to right and short-circuited:
+    a choice stops at its first productive alternative, a sequence at its first unproductive
+    item, and `x{0,n}` is productive without looking at x; shared sub-expressions are
+    evaluated once, without recursion."""
 
-    def combine(n: Node, kids: list[bool]) -> bool:
-        if isinstance(n, Literal):
+    def leaf(n: Node) -> bool | None:
+        kind = type(n)
+        if kind is Literal:
             return True
-        if isinstance(n, CharClass):
-            return bool(n.ranges)
-        if isinstance(n, Automaton):
-            return not n.dfa.is_empty_language
-        if isinstance(n, RuleRef):
-            return n.name in productive or (defined is not None and n.name not in defined)
-        if isinstance(n, Repeat):
-            return n.min == 0 or kids[0]
-        return all(kids) if isinstance(n, Seq) else any(kids)
+        if kind is CharClass:
+            return bool(n.ranges)  # type: ignore[union-attr]
+        if kind is Automaton:
+            return not n.dfa.is_empty_language  # type: ignore[union-attr]
+        if kind is RuleRef:
+            return n.name in productive or (  # type: ignore[union-attr]
+                defined is not None and n.name not in defined)  # type: ignore[union-attr]
+        if kind is Repeat and n.min == 0:  # type: ignore[union-attr]
+            return True
+        return None
 
-    return fold(node, combine)
+    top = leaf(node)
+    if top is not None:
+        return top
+    memo: dict[int, bool] = {}
+    stack: list[list] = [[node, 0]]
+    while True:
+        frame = stack[-1]
+        n, i = frame
+        kind = type(n)
+        kids = (n.items if kind is Seq else n.alternatives if kind is Choice  # type: ignore[union-attr]
+                else (n.item,))  # type: ignore[union-attr]
+        every = kind is not Choice
+        result: bool | None = None
+        while i < len(kids):
+            k = kids[i]
+            value = memo.get(id(k))
+            if value is None:
+                value = leaf(k)
+            if value is None:
+                frame[1] = i
+                stack.append([k, 0])
+                break
+            if value != every:
+                result = value
+                break
+            i += 1
+        else:
+            result = every
+        if result is None:
+            continue
+        memo[id(n)] = result
+        if not len(memo) & 4095:
+            deadline.check()
+        stack.pop()
+        if not stack:
+            return result
 
 
 def productive_rules(grammar: Grammar) -> set[str]:
