@@ -51,6 +51,7 @@ class Translator:
         self.layout = Layout(options, limits)
         self.collector = Collector(doc, options.lenient)
         self.names: dict[Key, str] = {}
+        self.named: set[str] = set()
         self.bodies: dict[str, Node] = {}
         self.kept: dict[str, str] = {}
         self.queue: deque[Key] = deque()
@@ -81,6 +82,7 @@ class Translator:
                                            "grammar rules for the schema's subschemas")
             name = self._name(conj, depth)
             self.names[key] = name
+            self.named.add(name)
             self.queue.append(key)
         return RuleRef(name)
 
@@ -103,7 +105,7 @@ class Translator:
                                        "grammar rules for the schema's subschemas")
         base = re.sub(r"[^a-zA-Z0-9]+", "-", hint).strip("-")[-40:].strip("-") or "part"
         name, n = base, 1
-        while name in self.bodies or name in self.names.values():
+        while name in self.bodies or name in self.named:
             n += 1
             name = f"{base}-{n}"
         self.bodies[name] = body
@@ -124,7 +126,7 @@ class Translator:
             base = "root"
         name = base if depth == 0 else f"{base}-d{depth}"
         n = 1
-        while name in self.bodies or name in self.names.values():
+        while name in self.bodies or name in self.named:
             n += 1
             name = f"{base}-{n}" if depth == 0 else f"{base}-d{depth}-{n}"
         return name
