@@ -78,3 +78,28 @@ def test_rules_are_substituted_after_the_rules_they_use() -> None:
     )
     dfa = ir_to_dfa(inline_regular(g))
     assert dfa.fullmatch(b"aa") and dfa.fullmatch(b"aaa") and not dfa.fullmatch(b"a")
+
+
+def test_flattening_with_inlined_rules_is_inlining() -> None:
+    """References to inlined rules stand for their bodies (shared, not copied): a bare
+    reference to another inlined rule, a rule used twice, a separated list of references."""
+    from grammask.compiler.dfa import determinize
+    from grammask.compiler.flat_ir import flatten
+    from grammask.compiler.limits import DEFAULT_LIMITS
+    from grammask.compiler.nfa import build_rule_nfa
+
+    g = grammar(
+        ("root", Seq((RuleRef("item"), Repeat(Seq((Literal(b","), RuleRef("item"))), 0, None),
+                      Literal(b";"), RuleRef("alias")))),
+        ("item", RuleRef("alias")),
+        ("alias", Choice((A, Seq((Literal(b"["), RuleRef("pair"), Literal(b"]")))))),
+        ("pair", Seq((RuleRef("leaf"), Literal(b"="), RuleRef("leaf")))),
+        ("leaf", Choice((A, B))),
+    )
+    inline = {r.name: r.body for r in g.rules if r.name != "root"}
+    flat = flatten(g.by_name["root"].body, DEFAULT_LIMITS, None, inline)
+    assert flat.called == ()
+    nfa = build_rule_nfa(flat, DEFAULT_LIMITS)
+    assert dfa_difference(determinize(nfa), ir_to_dfa(inline_regular(g))) is None
+    with pytest.raises(GrammarError, match="cycle"):
+        flatten(RuleRef("a"), DEFAULT_LIMITS, None, {"a": RuleRef("b"), "b": RuleRef("a")})
