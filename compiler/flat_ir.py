@@ -30,6 +30,7 @@ CALL = 256
 """Edge symbols from CALL up are rule calls: CALL + r calls rule r."""
 
 SEQ, CHOICE, REPEAT, LITERAL, CLASS, AUTOMATON, REF = range(7)
+_NO_ARG = (0, 0, 0, 0, 0, 0)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -78,8 +79,10 @@ def _kids(node: Node, inline: Mapping[str, Node]) -> tuple[Node, ...]:
     kind = type(node)
     kids = (node.items if kind is Seq else node.alternatives if kind is Choice  # type: ignore[union-attr]
             else (node.item,) if kind is Repeat else ())  # type: ignore[union-attr]
-    if inline and any(type(k) is RuleRef for k in kids):
-        kids = tuple(_inlined(k, inline) for k in kids)
+    if inline:
+        for k in kids:
+            if type(k) is RuleRef:
+                return tuple(_inlined(k, inline) for k in kids)
     return kids
 
 
@@ -160,64 +163,57 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
     root = _inlined(root, inline)
     index: dict[int, int] = {id(root): 0}
     nodes: list[Node] = [root]
-    parents = [0]
-    kids_of: list[tuple[Node, ...]] = []
-    i = 0
-    while i < len(nodes):
-        if not i & 4095:
-            deadline.check()
-        kids = _kids(nodes[i], inline)
-        kids_of.append(kids)
-        for k in kids:
-            j = index.get(id(k))
-            if j is None:
-                index[id(k)] = len(nodes)
-                nodes.append(k)
-                parents.append(1)
-            else:
-                parents[j] += 1
-        i += 1
     kind_of: list[int] = []
-    arg: list[tuple[int, ...]] = []
+    arg: list[int] = []
     kid_off, kid_list = [0], []
     list_off: list[int] = [0]
     list_pairs: list[tuple[int, int]] = []
     splits: dict[int, int] = {}
+    refs: list[tuple[int, str]] = []
     data = bytearray()
     blocks: list[np.ndarray] = []
     accepting_blocks: list[np.ndarray] = []
     leaves: list[object] = []
     n_edges = n_accepting = 0
-    for n, kids in zip(nodes, kids_of):
+    i = 0
+    while i < len(nodes):
+        if not i & 4095:
+            deadline.check()
+        n = nodes[i]
         kind = type(n)
-        if kind is Seq:
-            kind_of.append(SEQ)
-            arg.append(())
-            kid_list += [index[id(k)] for k in kids]
-            for j, k in separated_lists(kids, inline):
-                loop = index[id(kids[j])]
-                if splits.setdefault(loop, k) == k:
-                    list_pairs.append((j, k))
-        elif kind is Choice:
-            kind_of.append(CHOICE)
-            arg.append(())
-            kid_list += [index[id(k)] for k in kids]
-        elif kind is Repeat:
-            if n.min > limits.max_repeat or (n.max or 0) > limits.max_repeat:  # type: ignore[union-attr]
-                raise limits.exceeded("max_repeat", max(n.min, n.max or 0),  # type: ignore[union-attr]
-                                      "repetition count")
-            kind_of.append(REPEAT)
-            arg.append((n.min, -1 if n.max is None else n.max))  # type: ignore[union-attr]
-            kid_list.append(index[id(kids[0])])
+        if kind is Seq or kind is Choice or kind is Repeat:
+            kids = _kids(n, inline)
+            for k in kids:
+                j = index.get(id(k))
+                if j is None:
+                    j = index[id(k)] = len(nodes)
+                    nodes.append(k)
+                kid_list.append(j)
+            if kind is Seq:
+                kind_of.append(SEQ)
+                arg += _NO_ARG
+                for j, k in separated_lists(kids, inline):
+                    loop = index[id(kids[j])]
+                    if splits.setdefault(loop, k) == k:
+                        list_pairs.append((j, k))
+            elif kind is Choice:
+                kind_of.append(CHOICE)
+                arg += _NO_ARG
+            else:
+                lo, hi = n.min, n.max  # type: ignore[union-attr]
+                if lo > limits.max_repeat or (hi or 0) > limits.max_repeat:
+                    raise limits.exceeded("max_repeat", max(lo, hi or 0), "repetition count")
+                kind_of.append(REPEAT)
+                arg += (lo, -1 if hi is None else hi, 0, 0, 0, 0)
         elif kind is Literal:
             kind_of.append(LITERAL)
-            arg.append((len(data), len(n.data)))  # type: ignore[union-attr]
+            arg += (len(data), len(n.data), 0, 0, 0, 0)  # type: ignore[union-attr]
             data += n.data  # type: ignore[union-attr]
         elif kind is CharClass:
             inner, edges = class_edges(n.ranges)  # type: ignore[union-attr]
             leaves.append(n.ranges)  # type: ignore[union-attr]
             kind_of.append(CLASS)
-            arg.append((inner, n_edges, len(edges)))
+            arg += (inner, n_edges, len(edges), 0, 0, 0)
             blocks.append(edges)
             n_edges += len(edges)
         elif kind is Automaton:
@@ -225,33 +221,37 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
             edges, acc = automaton_edges(dfa)
             leaves.append(dfa)
             kind_of.append(AUTOMATON)
-            arg.append((dfa.n_states, dfa.start, n_edges, len(edges), n_accepting, len(acc)))
+            arg += (dfa.n_states, dfa.start, n_edges, len(edges), n_accepting, len(acc))
             blocks.append(edges)
             accepting_blocks.append(acc)
             n_edges += len(edges)
             n_accepting += len(acc)
         elif kind is RuleRef and (calls is None or n.name in calls):  # type: ignore[union-attr]
             kind_of.append(REF)
-            arg.append((n.name,) if calls is None else (CALL + calls[n.name],))  # type: ignore[union-attr]
+            arg += (0 if calls is None else CALL + calls[n.name], 0, 0, 0, 0, 0)  # type: ignore[union-attr]
+            refs.append((i, n.name))  # type: ignore[union-attr]
         else:
             raise GrammarError(f"cannot lower IR node {kind.__name__} to an NFA")
         kid_off.append(len(kid_list))
         list_off.append(len(list_pairs))
-    called = tuple(sorted({a[0] for k, a in zip(kind_of, arg) if k == REF})) \
-        if calls is None else tuple(calls)
-    symbol = {name: CALL + i for i, name in enumerate(called)}
-    args = np.zeros((len(nodes), 6), dtype=np.int64)
-    for i, a in enumerate(arg):
-        if a:
-            args[i, :len(a)] = (symbol[a[0]],) if calls is None and kind_of[i] == REF else a
+        i += 1
+    args = np.array(arg, dtype=np.int64).reshape(-1, 6)
     for loop, k in splits.items():
         args[loop, 2] = k
+    if calls is None:
+        called = tuple(sorted({name for _, name in refs}))
+        symbol = {name: CALL + r for r, name in enumerate(called)}
+        for at, name in refs:
+            args[at, 0] = symbol[name]
+    else:
+        called = tuple(calls)
     kinds = np.array(kind_of, dtype=np.int64)
+    kid_array = np.array(kid_list, dtype=np.int64)
     composite = (kinds == SEQ) | (kinds == CHOICE) | (kinds == REPEAT) | (kinds == AUTOMATON)
     return FlatIR(
-        kind=kinds, kid_off=np.array(kid_off, dtype=np.int64),
-        kids=np.array(kid_list, dtype=np.int64), arg=args,
-        shared=composite & (np.array(parents) > 1), list_off=np.array(list_off, dtype=np.int64),
+        kind=kinds, kid_off=np.array(kid_off, dtype=np.int64), kids=kid_array, arg=args,
+        shared=composite & (np.bincount(kid_array, minlength=len(nodes)) > 1),
+        list_off=np.array(list_off, dtype=np.int64),
         lists=np.array(list_pairs, dtype=np.int64).reshape(-1, 2),
         data=np.frombuffer(bytes(data), dtype=np.uint8),
         edges=np.concatenate(blocks) if blocks else np.zeros((0, 4), np.int64),
