@@ -16,6 +16,7 @@ import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -31,6 +32,8 @@ CALL = 256
 
 SEQ, CHOICE, REPEAT, LITERAL, CLASS, AUTOMATON, REF = range(7)
 _NO_ARG = (0, 0, 0, 0, 0, 0)
+NO_INLINE: Mapping[str, Node] = MappingProxyType({})
+"""No inlined rules: every reference is a call (or an error)."""
 
 
 @functools.lru_cache(maxsize=1024)
@@ -98,7 +101,7 @@ def _inlined(node: Node, inline: Mapping[str, Node]) -> Node:
 
 
 def separated_lists(items: tuple[Node, ...],
-                    inline: Mapping[str, Node] = {}) -> list[tuple[int, int]]:  # noqa: B006
+                    inline: Mapping[str, Node] = NO_INLINE) -> list[tuple[int, int]]:
     """The places (j, k) where items[j - k:j] are the last k items of the body of
     items[j] = (S X)* (unbounded, may be absent), k as large as possible."""
     found: list[tuple[int, int]] = []
@@ -154,7 +157,7 @@ class FlatIR:
 
 
 def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
-            inline: Mapping[str, Node] = {}) -> FlatIR:  # noqa: B006
+            inline: Mapping[str, Node] = NO_INLINE) -> FlatIR:
     """The arrays of `root` for `thompson`; GrammarError for a reference outside `calls`,
     BudgetExceeded for a repetition bound above `Limits.max_repeat`. With `calls` None, every
     referenced rule is called, numbered in name order (`FlatIR.called`). A reference to a

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import deadline
+from .flat_ir import CALL, FlatIR, flatten
 from .ir import Node
 from .limits import DEFAULT_LIMITS, Limits
-from .flat_ir import CALL, FlatIR, flatten
 from .thompson import thompson
 
 def _csr(n: int, src: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, ...]:

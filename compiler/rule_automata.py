@@ -36,6 +36,7 @@ from .analyses.common import fold
 from .analyses.productivity import productive_node
 from .dfa import byte_classes, subset_table
 from .errors import BudgetExceeded, GrammarError
+from .flat_ir import NO_INLINE, flatten
 from .ir import (
     Automaton,
     CharClass,
@@ -58,7 +59,6 @@ from .lowering import (
 )
 from .minimize import minimize_table
 from .nfa import CALL, NFA, build_rule_nfa
-from .flat_ir import flatten
 from .utf8 import utf8_sequences
 
 NOTHING = CharClass(())
@@ -341,7 +341,7 @@ def clear_rule_dfas() -> None:
 
 
 def rule_dfa(name: str, body: Node, limits: Limits,
-             inline: Mapping[str, Node] = {}) -> RuleDFA:  # noqa: B006
+             inline: Mapping[str, Node] = NO_INLINE) -> RuleDFA:
     """The automaton of rule `name` with body `body`, whose references to the rules of
     `inline` stand for their bodies and whose other references are calls. Cached by the
     flattened body (`FlatIR.key`), so a rule met again in a later compile (the "any JSON

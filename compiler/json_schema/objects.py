@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import deadline
 from ..errors import GrammarError
-from ..ir import EMPTY, NOTHING, Automaton, CharClass, Choice, Literal, Node, Repeat, Seq, complement_ranges
+from ..ir import (EMPTY, NOTHING, Automaton, CharClass, Choice, Literal, Node, Repeat, Seq,
+                  complement_ranges)
 from ..language_ops import as_dfa, difference, intersect
 from .excluded_names import without_names
 from .values import string_content, string_literal
