@@ -194,22 +194,28 @@ def _summary(node: Node, rules: dict[str, Summary], memo: dict[int, Summary]) ->
     return fold(node, combine, memo)
 
 
-def rule_summaries(grammar: Grammar, names: list[str]
-                   ) -> tuple[dict[str, Summary], dict[str, dict[int, Summary]]]:
-    """The summary of each rule of `names` (a set closed under references, e.g. the reachable
-    rules) as a least fixpoint, and per rule the summaries of its body's nodes by id."""
-    rules = grammar.by_name
+def _worklist(grammar: Grammar, names: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """(the rules of `names` that use each one, a work stack of `names` whose top is popped
+    first: rules before the rules that use them, then the others) for fixpoints over rules."""
     uses = rule_uses(grammar)
     users: dict[str, list[str]] = {name: [] for name in names}
     for name in names:
         for used in uses[name]:
             if used.name in users:
                 users[used.name].append(name)
+    ordered = [name for name in dependency_order(grammar) if name in users]
+    placed = set(ordered)
+    return users, [name for name in reversed(names) if name not in placed] + ordered[::-1]
+
+
+def rule_summaries(grammar: Grammar, names: list[str]
+                   ) -> tuple[dict[str, Summary], dict[str, dict[int, Summary]]]:
+    """The summary of each rule of `names` (a set closed under references, e.g. the reachable
+    rules) as a least fixpoint, and per rule the summaries of its body's nodes by id."""
+    rules = grammar.by_name
+    users, work = _worklist(grammar, names)
     summary: dict[str, Summary] = {}
     memos: dict[str, dict[int, Summary]] = {}
-    ordered = [name for name in dependency_order(grammar) if name in users]
-    rest = set(names).difference(ordered)
-    work = [name for name in reversed(names) if name in rest] + ordered[::-1]
     queued = set(work)
     while work:
         name = work.pop()
@@ -231,15 +237,7 @@ def productive_among(grammar: Grammar, names: list[str]) -> set[str]:
     productive (`productive_node` short-circuits, so this looks at far fewer nodes than
     `rule_summaries`)."""
     rules = grammar.by_name
-    uses = rule_uses(grammar)
-    users: dict[str, list[str]] = {name: [] for name in names}
-    for name in names:
-        for used in uses[name]:
-            if used.name in users:
-                users[used.name].append(name)
-    ordered = [name for name in dependency_order(grammar) if name in users]
-    placed = set(ordered)
-    work = [name for name in reversed(names) if name not in placed] + ordered[::-1]
+    users, work = _worklist(grammar, names)
     productive: set[str] = set()
     while work:
         name = work.pop()

@@ -87,6 +87,16 @@ def _spelling(c, form, short, sym, hexp):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _byte(symbol, is_hex, upper):  # type: ignore[no-untyped-def]
+    """The byte of a spelling symbol: itself, or the hex digit `symbol` in lower or upper case."""
+    if not is_hex:
+        return symbol
+    if symbol < 10:
+        return 0x30 + symbol
+    return (0x41 if upper else 0x61) + symbol - 10
+
+
+@njit(cache=True, nogil=True)
 def _state(out, of_k, m, a, k_table, k_column):  # type: ignore[no-untyped-def]
     """Grow the tables if full and add state m whose other bytes follow K from state a."""
     if m == out.shape[0]:
@@ -143,16 +153,12 @@ def _without_names(k_table, k_class, k_start, column, k_column, cps, offsets, sh
                               sym, hexp)
                 a = of_k[cur]
                 for j in range(n):
-                    byte = sym[j] if not hexp[j] else (0x30 + sym[j] if sym[j] < 10
-                                                       else 0x61 + sym[j] - 10)
-                    a = k_table[a, k_class[byte]]
+                    a = k_table[a, k_class[_byte(sym[j], hexp[j], False)]]
                     if a < 0:
                         break
                 if a < 0:
                     alive = False
                     break
-                if m >= max_states:
-                    return out[:0], n_k, -1
                 nxt = m
                 out, of_k = _state(out, of_k, m, a, k_table, k_column)
                 m += 1
@@ -161,9 +167,8 @@ def _without_names(k_table, k_class, k_start, column, k_column, cps, offsets, sh
                     n = _spelling(c, form, short, sym, hexp)
                     q = cur
                     for j in range(n):
-                        lo = sym[j] if not hexp[j] else (0x30 + sym[j] if sym[j] < 10
-                                                         else 0x61 + sym[j] - 10)
-                        hi = lo if not hexp[j] or sym[j] < 10 else 0x41 + sym[j] - 10
+                        lo = _byte(sym[j], hexp[j], False)
+                        hi = _byte(sym[j], hexp[j], True)
                         if j == n - 1:
                             out[q, column[lo]] = out[q, column[hi]] = nxt
                             break
@@ -172,13 +177,13 @@ def _without_names(k_table, k_class, k_start, column, k_column, cps, offsets, sh
                             t_k = k_table[of_k[q], k_class[lo]]
                             if t_k < 0:
                                 break
-                            if m >= max_states:
-                                return out[:0], n_k, -1
                             t = m
                             out, of_k = _state(out, of_k, m, t_k, k_table, k_column)
                             m += 1
                             out[q, column[lo]] = out[q, column[hi]] = t
                         q = t
+                if m > max_states:
+                    return out[:0], n_k, -1
             cur = nxt
         if alive:
             is_name[n_names] = cur
