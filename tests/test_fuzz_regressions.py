@@ -69,3 +69,19 @@ def test_sequences_of_sixteen_and_then_more_items_compile() -> None:
         matcher = Matcher(compiled)
         text = b'{"a":1,"fourteenChars1":["x"],"aKeyOfTwentyOneChars2":[]}'
         assert all(matcher.accept_token(b) for b in text) and matcher.can_terminate()
+
+
+def test_lint_skips_a_reference_the_translation_never_followed() -> None:
+    """A required property whose broken `$ref` sits in an object no value can satisfy (strict:
+    each part forbids the others' properties): the translation never resolves it, and the
+    null check of the lint does not fail on it."""
+    from grammask.compiler.json_schema.lint import lint_schema
+    from grammask.compiler.json_schema.options import JsonSchemaOptions
+
+    schema = ('{"properties": {"bar": {"type": "integer"}}, "required": ["bar"], "allOf": '
+              '[{"properties": {"foo": {"type": "string"}}, "required": ["foo"]}, '
+              '{"properties": {"baz": {"type": "null", "$ref": "#/definitions/ipv4"}}, '
+              '"required": ["baz"]}]}')
+    found = lint_schema(schema, "s.json", JsonSchemaOptions(strict=True))
+    assert "internal-error" not in {d.code for d in found}
+    assert "schema-required-not-nullable" in {d.code for d in found}

@@ -366,9 +366,18 @@ def _required(translator: Translator, c: Constraints, add: Any) -> None:
 
 
 def _allows_null(translator: Translator, conj: Conjunction) -> bool:
-    """Whether some value of `conj` is null (alternatives searched up to a bound; beyond it,
-    assumed so, which only silences the finding). Each alternative adds its branch, flattened,
-    to parts already flattened, so a reference is never expanded twice."""
+    """Whether some value of `conj` is null (alternatives searched up to a bound; beyond it, or
+    where a part cannot be read, such as a reference that the translation never followed and
+    that does not resolve, assumed so, which only silences the finding). Each alternative adds
+    its branch, flattened, to parts already flattened, so a reference is never expanded
+    twice."""
+    try:
+        return _null_among(translator, conj)
+    except GrammarError:
+        return True
+
+
+def _null_among(translator: Translator, conj: Conjunction) -> bool:
     collector, doc = translator.collector, translator.doc
     first = collector.flatten(conj)
     todo = [first] if first is not None else []
@@ -389,10 +398,7 @@ def _allows_null(translator: Translator, conj: Conjunction) -> bool:
                 if branch is not None:
                     todo.append(rest + [loc for loc in branch if loc not in rest])
             continue
-        try:
-            c = collector.collect(parts)
-        except GrammarError:
-            return True
+        c = collector.collect(parts)
         if c.values is not None:
             if any(v is None for v in c.values.values()):
                 return True
