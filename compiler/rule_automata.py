@@ -238,13 +238,18 @@ def productive_among(grammar: Grammar, names: list[str]) -> set[str]:
     `rule_summaries`)."""
     rules = grammar.by_name
     users, work = _worklist(grammar, names)
+    queued = set(work)
     productive: set[str] = set()
     while work:
         name = work.pop()
+        queued.discard(name)
         if name in productive or not productive_node(rules[name].body, productive):
             continue
         productive.add(name)
-        work.extend(user for user in users[name] if user not in productive)
+        for user in users[name]:
+            if user not in productive and user not in queued:
+                queued.add(user)
+                work.append(user)
     return productive
 
 
