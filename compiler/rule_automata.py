@@ -32,7 +32,7 @@ from numba import njit
 from ..runtime.dfa_table import DFATable
 from ..runtime.pushdown_table import PushdownTable
 from . import deadline
-from .analyses.common import fold
+from .analyses.common import fold, rule_fixpoint, rule_worklist
 from .analyses.productivity import productive_node
 from .dfa import byte_classes, subset_table
 from .errors import BudgetExceeded, GrammarError
@@ -52,7 +52,6 @@ from .limits import DEFAULT_LIMITS, Limits
 from .lowering import (
     check_references,
     cyclic_components,
-    dependency_order,
     per_grammar,
     reachable_rules,
     rule_uses,
@@ -194,26 +193,12 @@ def _summary(node: Node, rules: dict[str, Summary], memo: dict[int, Summary]) ->
     return fold(node, combine, memo)
 
 
-def _worklist(grammar: Grammar, names: list[str]) -> tuple[dict[str, list[str]], list[str]]:
-    """(the rules of `names` that use each one, a work stack of `names` whose top is popped
-    first: rules before the rules that use them, then the others) for fixpoints over rules."""
-    uses = rule_uses(grammar)
-    users: dict[str, list[str]] = {name: [] for name in names}
-    for name in names:
-        for used in uses[name]:
-            if used.name in users:
-                users[used.name].append(name)
-    ordered = [name for name in dependency_order(grammar) if name in users]
-    placed = set(ordered)
-    return users, [name for name in reversed(names) if name not in placed] + ordered[::-1]
-
-
 def rule_summaries(grammar: Grammar, names: list[str]
                    ) -> tuple[dict[str, Summary], dict[str, dict[int, Summary]]]:
     """The summary of each rule of `names` (a set closed under references, e.g. the reachable
     rules) as a least fixpoint, and per rule the summaries of its body's nodes by id."""
     rules = grammar.by_name
-    users, work = _worklist(grammar, names)
+    users, work = rule_worklist(grammar, names)
     summary: dict[str, Summary] = {}
     memos: dict[str, dict[int, Summary]] = {}
     queued = set(work)
@@ -233,24 +218,9 @@ def rule_summaries(grammar: Grammar, names: list[str]
 
 def productive_among(grammar: Grammar, names: list[str]) -> set[str]:
     """The productive rules of `names` (a list closed under references, e.g. the reachable
-    rules), as a least fixpoint: a rule is examined again when a rule it uses turns out
-    productive (`productive_node` short-circuits, so this looks at far fewer nodes than
-    `rule_summaries`)."""
-    rules = grammar.by_name
-    users, work = _worklist(grammar, names)
-    queued = set(work)
-    productive: set[str] = set()
-    while work:
-        name = work.pop()
-        queued.discard(name)
-        if name in productive or not productive_node(rules[name].body, productive):
-            continue
-        productive.add(name)
-        for user in users[name]:
-            if user not in productive and user not in queued:
-                queued.add(user)
-                work.append(user)
-    return productive
+    rules), as a least fixpoint; `productive_node` short-circuits, so this looks at far fewer
+    nodes than `rule_summaries`."""
+    return rule_fixpoint(grammar, productive_node, names)
 
 
 def end_cost(grammar: Grammar, order: list[str], summary: dict[str, Summary],

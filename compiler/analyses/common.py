@@ -2,8 +2,7 @@
 expressions without recursion, a monotone fixpoint over rules, and message helpers."""
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from .. import deadline
@@ -19,8 +18,8 @@ from ..ir import (
     RuleRef,
     Seq,
     Span,
-    references,
 )
+from ..lowering import dependency_order, rule_uses
 
 T = TypeVar("T")
 
@@ -82,24 +81,40 @@ def fold(node: Node, combine: Callable[[Node, list[T]], T],
     return memo[id(node)]
 
 
-def rule_fixpoint(grammar: Grammar, holds: Callable[[Node, set[str]], bool]) -> set[str]:
-    """The least set S of rule names with `holds(rule.body, S)` for every rule in S, where
-    `holds` is monotone in S (a worklist: a rule is re-examined when a rule it uses joins S)."""
+def rule_worklist(grammar: Grammar, names: Iterable[str]
+                  ) -> tuple[dict[str, list[str]], list[str]]:
+    """(the rules of `names` that use each one, a work stack of `names` whose top is popped
+    first: rules before the rules that use them, then the others) for fixpoints over rules;
+    `names` must be closed under references (the reachable rules, or every rule)."""
+    names = list(names)
+    uses = rule_uses(grammar)
+    users: dict[str, list[str]] = {name: [] for name in names}
+    for name in names:
+        for used in uses[name]:
+            if used.name in users:
+                users[used.name].append(name)
+    ordered = [name for name in dependency_order(grammar) if name in users]
+    placed = set(ordered)
+    return users, [name for name in reversed(names) if name not in placed] + ordered[::-1]
+
+
+def rule_fixpoint(grammar: Grammar, holds: Callable[[Node, set[str]], bool],
+                  names: Iterable[str] | None = None) -> set[str]:
+    """The least set S of rule names (of `names`, default every rule) with `holds(rule.body,
+    S)` for every rule in S, where `holds` is monotone in S: a worklist that examines rules
+    after the rules they use, and a rule again (once queued, not twice) when a rule it uses
+    joins S."""
     rules = grammar.by_name
-    users: dict[str, set[str]] = {}
-    for rule in grammar.rules:
-        for ref in references(rule.body):
-            users.setdefault(ref.name, set()).add(rule.name)
-    result: set[str] = set()
-    work = deque(rule.name for rule in grammar.rules)
+    users, work = rule_worklist(grammar, rules if names is None else names)
     queued = set(work)
+    result: set[str] = set()
     while work:
-        name = work.popleft()
+        name = work.pop()
         queued.discard(name)
         if name in result or not holds(rules[name].body, result):
             continue
         result.add(name)
-        for user in users.get(name, ()):
+        for user in users[name]:
             if user not in result and user not in queued:
                 queued.add(user)
                 work.append(user)
