@@ -53,16 +53,32 @@ def subset_table(nfa: NFA, classes: np.ndarray, n_calls: int = 0,
                  limits: Limits = DEFAULT_LIMITS) -> tuple[np.ndarray, np.ndarray]:
     """(transitions int32[m, n_classes], accepting bool[m]) of the subset construction of `nfa`
     over `classes` and `n_calls` call columns: start 0, every state reachable, not trimmed."""
+    return subset_sets(nfa, classes, n_calls, limits)[:2]
+
+
+def edge_columns(nfa: NFA, classes: np.ndarray, n_calls: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first and last column of each edge of `nfa` over `classes` and `n_calls` call
+    columns (the byte classes of a range are consecutive)."""
     n_bytes = int(classes.max()) + 1
     column = np.concatenate([classes, n_bytes + np.arange(n_calls, dtype=np.int32)])
     lo = np.where(nfa.edge_lo >= CALL, nfa.edge_lo - CALL + 256, nfa.edge_lo)
     hi = np.where(nfa.edge_hi >= CALL, nfa.edge_hi - CALL + 256, nfa.edge_hi)
-    transitions, accepting, m = subset_construction(
-        nfa.edge_off, column[lo], column[hi], nfa.edge_to, nfa.eps_off, nfa.eps_to,
-        nfa.start, nfa.accept, n_bytes + n_calls, limits.max_dfa_states)
+    return column[lo], column[hi]
+
+
+def subset_sets(nfa: NFA, classes: np.ndarray, n_calls: int = 0,
+                limits: Limits = DEFAULT_LIMITS
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`subset_table` with the NFA states of each DFA state: (transitions, accepting, pool,
+    pool_off), the important states of DFA state d (those with edges, and the accept state)
+    being pool[pool_off[d]:pool_off[d + 1]]."""
+    lo, hi = edge_columns(nfa, classes, n_calls)
+    transitions, accepting, m, pool, pool_off = subset_construction(
+        nfa.edge_off, lo, hi, nfa.edge_to, nfa.eps_off, nfa.eps_to, nfa.start, nfa.accept,
+        int(classes.max()) + 1 + n_calls, limits.max_dfa_states)
     if m < 0:
         raise limits.exceeded("max_dfa_states", f"more than {limits.max_dfa_states}", "DFA states")
-    return transitions, accepting
+    return transitions, accepting, pool, pool_off
 
 
 @njit(cache=True, nogil=True)

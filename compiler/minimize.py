@@ -3,7 +3,7 @@
 The partial DFA is refined as it is: the states that cannot reach acceptance (the missing
 moves' dead state among them) form one block that never splits and is never a splitter, so
 the work is bounded by the defined moves, O(m·log n), not by states times classes. The other
-states start split by acceptance, and every block taken from the work list splits the blocks
+states start split by acceptance (and by labels, where a caller must keep states apart), and every block taken from the work list splits the blocks
 of its predecessors, per class (the predecessors are gathered once per splitter and bucketed
 by class); after a split only the smaller half needs to go on the list. Blocks live in one
 array of states (each block a contiguous range, states marked by moving them to its front),
@@ -21,9 +21,11 @@ from .dfa import trimmed_dfa
 
 
 @njit(cache=True, nogil=True)
-def hopcroft_blocks(transitions, accepting):  # type: ignore[no-untyped-def]
+def hopcroft_blocks(transitions, accepting, labels):  # type: ignore[no-untyped-def]
     """(block of each state, number of blocks, the block of the states that cannot reach
-    acceptance or -1) of the partial DFA `transitions` (int32[n, k], -1: no move)."""
+    acceptance or -1) of the partial DFA `transitions` (int32[n, k], -1: no move): the
+    coarsest partition respected by the moves in which the states of a block that can reach
+    acceptance agree on acceptance and on `labels` (int64[n], 0 for the plain minimal DFA)."""
     n, k = transitions.shape
     in_off = np.zeros(n + 1, dtype=np.int64)
     for s in range(n):
@@ -72,28 +74,30 @@ def hopcroft_blocks(transitions, accepting):  # type: ignore[no-untyped-def]
     in_work = np.zeros(n + 1, dtype=np.bool_)
     work = np.empty(n + 1, dtype=np.int64)
     touched = np.empty(n + 1, dtype=np.int64)
+    key = np.empty(n, dtype=np.int64)
+    for s in range(n):
+        key[s] = 2 * labels[s] + accepting[s] if live[s] else -1
+    order = np.argsort(key, kind="mergesort")
     n_blocks = 0
     dead = -1
     i = 0
-    for kind in range(3):
+    while i < n:
         lo = i
-        for s in range(n):
-            if (kind == 0 and accepting[s]) or (kind == 1 and live[s] and not accepting[s]) or (
-                    kind == 2 and not live[s]):
-                elems[i] = s
-                pos[s] = i
-                i += 1
-        if i > lo:
-            start[n_blocks], end[n_blocks] = lo, i
-            for j in range(lo, i):
-                block_of[elems[j]] = n_blocks
-            if kind == 2:
-                dead = n_blocks
-            else:
-                work[top] = n_blocks
-                in_work[n_blocks] = True
-                top += 1
-            n_blocks += 1
+        kind = key[order[i]]
+        while i < n and key[order[i]] == kind:
+            elems[i] = order[i]
+            pos[order[i]] = i
+            i += 1
+        start[n_blocks], end[n_blocks] = lo, i
+        for j in range(lo, i):
+            block_of[elems[j]] = n_blocks
+        if kind < 0:
+            dead = n_blocks
+        else:
+            work[top] = n_blocks
+            in_work[n_blocks] = True
+            top += 1
+        n_blocks += 1
 
     count = np.zeros(k, dtype=np.int64)
     first = np.zeros(k, dtype=np.int64)
@@ -174,8 +178,9 @@ def minimize_table(byte_class: np.ndarray, transitions: np.ndarray, accepting: n
     `compact`, equal byte columns are merged (not the last `n_calls`, call columns)."""
     transitions = _read_only(np.ascontiguousarray(transitions, dtype=np.int32))
     accepting = _read_only(np.ascontiguousarray(accepting, dtype=np.bool_))
-    block, n_blocks, dead = hopcroft_blocks(transitions, accepting)
-    table, acc = quotient(transitions, accepting, block, n_blocks, dead, block[start])
+    block, n_blocks, dead = hopcroft_blocks(transitions, accepting,
+                                            np.zeros(len(accepting), dtype=np.int64))
+    table, acc, _ = quotient(transitions, accepting, block, n_blocks, dead, block[start])
     return trimmed_dfa(byte_class, table, acc, compact, n_calls)
 
 
@@ -189,12 +194,14 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def quotient(transitions, accepting, block, n_blocks, dead, start):  # type: ignore[no-untyped-def]
-    """(transitions, accepting) of the DFA whose states are the blocks reachable from block
-    `start`, numbered breadth-first (columns in order), moves into `dead` dropped; no states
-    when `start` is `dead`. Every block but `dead` can reach acceptance, so this is trimmed."""
+    """(transitions, accepting, a state of each) of the DFA whose states are the blocks
+    reachable from block `start`, numbered breadth-first (columns in order), moves into `dead`
+    dropped; no states when `start` is `dead`. Every block but `dead` can reach acceptance, so
+    this is trimmed."""
     n, k = transitions.shape
     if start == dead:
-        return np.empty((0, k), dtype=np.int32), np.zeros(0, dtype=np.bool_)
+        return (np.empty((0, k), dtype=np.int32), np.zeros(0, dtype=np.bool_),
+                np.zeros(0, dtype=np.int64))
     member = np.full(n_blocks, -1, dtype=np.int64)
     for s in range(n):
         if member[block[s]] < 0:
@@ -218,10 +225,12 @@ def quotient(transitions, accepting, block, n_blocks, dead, start):  # type: ign
                     size += 1
     table = np.empty((size, k), dtype=np.int32)
     acc = np.empty(size, dtype=np.bool_)
+    rep = np.empty(size, dtype=np.int64)
     for i in range(size):
         s = member[order[i]]
+        rep[i] = s
         acc[i] = accepting[s]
         for c in range(k):
             t = transitions[s, c]
             table[i, c] = new[block[t]] if t >= 0 and block[t] != dead else -1
-    return table, acc
+    return table, acc, rep

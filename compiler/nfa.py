@@ -144,21 +144,31 @@ def build_nfa(node: Node, limits: Limits = DEFAULT_LIMITS,
               calls: dict[str, int] | None = None) -> NFA:
     """The Thompson NFA of an IR expression (fullmatch semantics); references to the rules
     named in `calls` become call edges (CALL + index), any other reference is an error."""
-    return _built(flatten(node, limits, calls or {}), limits)
+    return _built(flatten(node, limits, calls or {}), limits)[0]
 
 
 def build_rule_nfa(flat: FlatIR, limits: Limits = DEFAULT_LIMITS) -> NFA:
     """The NFA of a rule body flattened with every reference a call (`flatten` with `calls`
     None): call edge CALL + i calls the rule `flat.called[i]`."""
-    return _built(flat, limits)
+    return _built(flat, limits)[0]
 
 
-def _built(flat: FlatIR, limits: Limits) -> NFA:
-    n, edges, eps = thompson(flat.kind, flat.kid_off, flat.kids, flat.arg, flat.shared,
-                             flat.list_off, flat.lists, flat.data, flat.edges, flat.accepting,
-                             limits.max_nfa_states)
+def build_counted_nfa(flat: FlatIR, limits: Limits, counted_from: int
+                      ) -> tuple[NFA, np.ndarray]:
+    """`build_rule_nfa`, but with every repetition `c{m,n}` of a one-byte class, n - m >=
+    `counted_from`, built as m copies and a counted loop: (NFA, int64[q, 2] (loop state,
+    bound n - m)). The NFA alone repeats the loop without bound; `counted.py` adds the
+    counts."""
+    return _built(flat, limits, counted_from)
+
+
+def _built(flat: FlatIR, limits: Limits, counted_from: int = 0) -> tuple[NFA, np.ndarray]:
+    n, edges, eps, counted = thompson(
+        flat.kind, flat.kid_off, flat.kids, flat.arg, flat.shared, flat.list_off, flat.lists,
+        flat.data, flat.edges, flat.accepting, limits.max_nfa_states, counted_from)
     if n < 0:
         raise limits.exceeded("max_nfa_states", limits.max_nfa_states + 1, "NFA states")
     deadline.check()
-    return NFA.from_arrays(n, edges[:, 0], edges[:, 1], edges[:, 2], edges[:, 3], eps[:, 0],
-                           eps[:, 1], 0, 1)
+    nfa = NFA.from_arrays(n, edges[:, 0], edges[:, 1], edges[:, 2], edges[:, 3], eps[:, 0],
+                          eps[:, 1], 0, 1)
+    return nfa, counted

@@ -17,25 +17,42 @@ from ..runtime.pushdown_table import PushdownTable
 from ..runtime.token_sets import DFATokenSets
 from ..runtime.vocabulary import Vocabulary
 from . import deadline
+from .counted import counted_or_nfa
 from .deadline import compile_deadline
 from .dfa import determinize
 from .errors import BudgetExceeded, GrammarError
+from .flat_ir import flatten
 from .ir import Grammar, Node
 from .limits import DEFAULT_LIMITS, Limits
 from .lowering import check_references, find_cycle, inline_regular
 from .minimize import minimize
-from .nfa import build_nfa
+from .nfa import NFA, build_nfa
 
 
 def ir_to_dfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> DFATable:
     """The minimal trimmed DFA of an IR expression."""
     with compile_deadline(limits):
-        nfa = build_nfa(node, limits)
-        deadline.check()
-        dfa = determinize(nfa, limits)
-        check_table_bytes(dfa.transitions.nbytes, limits, "DFA transition table")
-        deadline.check()
-        return minimize(dfa)
+        return _minimal(build_nfa(node, limits), limits)
+
+
+def grammar_dfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> DFATable:
+    """The trimmed DFA of an IR expression for a compiled grammar: bounded repetitions of
+    one-byte classes counted where their counts can be told apart (`counted.py`; then not
+    always minimal), else `ir_to_dfa`'s minimal DFA."""
+    with compile_deadline(limits):
+        built = counted_or_nfa(flatten(node, limits, {}), limits)
+        if not isinstance(built, DFATable):
+            return _minimal(built, limits)
+        check_table_bytes(built.transitions.nbytes, limits, "DFA transition table")
+        return built
+
+
+def _minimal(nfa: NFA, limits: Limits) -> DFATable:
+    deadline.check()
+    dfa = determinize(nfa, limits)
+    check_table_bytes(dfa.transitions.nbytes, limits, "DFA transition table")
+    deadline.check()
+    return minimize(dfa)
 
 
 def check_table_bytes(nbytes: int, limits: Limits, what: str) -> None:
@@ -76,7 +93,7 @@ def compile_ir(
     if not isinstance(vocab, Vocabulary):
         raise TypeError(f"vocab must be a grammask.runtime.Vocabulary, got {type(vocab).__name__}")
     with compile_deadline(limits):
-        dfa = ir_to_dfa(node, limits)
+        dfa = grammar_dfa(node, limits)
         if dfa.is_empty_language:
             raise GrammarError(
                 "the language is empty: no string matches, so no token could ever be allowed",

@@ -34,9 +34,10 @@ from ..runtime.pushdown_table import PushdownTable
 from . import deadline
 from .analyses.common import fold, rule_fixpoint, rule_worklist
 from .analyses.productivity import productive_node
+from .counted import counted_or_nfa
 from .dfa import byte_classes, subset_table
 from .errors import BudgetExceeded, GrammarError
-from .flat_ir import NO_INLINE, flatten
+from .flat_ir import NO_INLINE, FlatIR, flatten
 from .ir import (
     Automaton,
     CharClass,
@@ -57,7 +58,7 @@ from .lowering import (
     rule_uses,
 )
 from .minimize import minimize_table
-from .nfa import CALL, NFA, build_rule_nfa
+from .nfa import CALL, NFA
 from .utf8 import utf8_sequences
 
 NOTHING = CharClass(())
@@ -326,18 +327,29 @@ def rule_dfa(name: str, body: Node, limits: Limits,
         if hit is not None:
             _RULE_DFAS.move_to_end(key)
             return hit
-    nfa, called = build_rule_nfa(flat, limits), flat.called
-    if name in called:
-        nfa = eliminate_tail_self_calls(nfa, CALL + called.index(name))
-    classes = byte_classes(nfa)
-    dfa = minimize_table(classes, *subset_table(nfa, classes, len(called), limits), 0,
-                         n_calls=len(called))
+    dfa, called = _rule_table(name, flat, limits), flat.called
     built = RuleDFA(dfa, dfa.byte_class, called)
     with _rule_dfas_lock:
         _RULE_DFAS[key] = built
         if len(_RULE_DFAS) > _RULE_DFAS_SIZE:
             _RULE_DFAS.popitem(last=False)
     return built
+
+
+def _rule_table(name: str, flat: FlatIR, limits: Limits) -> DFATable:
+    """The automaton of a flattened rule body, bounded repetitions of one-byte classes counted
+    (`counted.py`) where their counts can be told apart, else copied and minimized."""
+    called = flat.called
+    built = counted_or_nfa(flat, limits, lambda nfa: _tail_loops(nfa, name, called))
+    if isinstance(built, DFATable):
+        return built
+    classes = byte_classes(built)
+    return minimize_table(classes, *subset_table(built, classes, len(called), limits), 0,
+                          n_calls=len(called))
+
+
+def _tail_loops(nfa: NFA, name: str, called: tuple[str, ...]) -> NFA:
+    return eliminate_tail_self_calls(nfa, CALL + called.index(name)) if name in called else nfa
 
 
 SMALL_LEAF_STATES = 64

@@ -237,9 +237,10 @@ def _subset_accepting(pool, pool_off, m, accept):  # type: ignore[no-untyped-def
 def subset_construction(e_off: np.ndarray, e_lo: np.ndarray, e_hi: np.ndarray,
                         e_to: np.ndarray, eps_off: np.ndarray, eps_to: np.ndarray, start: int,
                         accept: int, k: int, max_states: int
-                        ) -> tuple[np.ndarray, np.ndarray, int]:
-    """(transitions int32[m, k], accepting bool[m], m) of the subset DFA; m = -1 past
-    `max_states`. Raises `BudgetExceeded` when the compile deadline passes."""
+                        ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
+    """(transitions int32[m, k], accepting bool[m], m, pool, pool_off) of the subset DFA:
+    the important NFA states of DFA state d are pool[pool_off[d]:pool_off[d + 1]], sorted;
+    m = -1 past `max_states`. Raises `BudgetExceeded` when the compile deadline passes."""
     important, pool, pool_off, trans, table, single, mark, stack, buf, seeds = _subset_start(
         e_off, eps_off, eps_to, start, accept, k)
     gen, m, d, chunk = 1, 1, 0, 64
@@ -249,9 +250,10 @@ def subset_construction(e_off: np.ndarray, e_lo: np.ndarray, e_hi: np.ndarray,
             e_off, e_lo, e_hi, e_to, eps_off, eps_to, k, max_states, important, pool,
             pool_off, trans, table, single, mark, stack, buf, seeds, gen, m, d, d + chunk)
         if m < 0:
-            return trans[:0], np.zeros(0, dtype=np.bool_), -1
+            return trans[:0], np.zeros(0, dtype=np.bool_), -1, pool[:0], pool_off[:1]
         deadline.check()
         # Chunks of about 10 ms keep the deadline within reach and the calls few.
         took = time.monotonic() - began
         chunk = chunk * 2 if took < 0.005 else max(1, chunk // 2) if took > 0.02 else chunk
-    return trans[:m].copy(), _subset_accepting(pool, pool_off, m, accept), m
+    return (trans[:m].copy(), _subset_accepting(pool, pool_off, m, accept), m,
+            pool[:pool_off[m]], pool_off[:m + 1])

@@ -16,6 +16,9 @@ construction (see `nfa.py` for the NFA's invariants):
   somewhere in a sequence) is one loop whose head leads to the end and through S to the
   entry of X, whose end is the head; the sequence's X enters the loop at X, a use of the
   repetition alone enters at the head.
+- with `counted_from`, a bounded repetition of a one-byte class is a counted loop: one state
+  whose class edges lead back to itself, entered after the required copies and left by an
+  epsilon edge, reported with its bound (`counted.py` turns its DFA states into counters).
 States are numbered in the order the kernel allocates them; the kernel stops with -1 past
 `max_states`.
 """
@@ -111,9 +114,11 @@ def _loop(node, e, kind, kid_off, kids, arg, keys, values, work, eps, cnt):  # t
 
 @njit(cache=True, nogil=True)
 def thompson(kind, kid_off, kids, arg, shared, list_off, lists, data, edges, accepting,  # type: ignore[no-untyped-def]
-             max_states):
-    """(n states, edges int64[m, 4] (from, lo, hi, to), epsilon edges int64[p, 2]) of the NFA
-    of the flattened root from state 0 to state 1; n = -1 past `max_states`.
+             max_states, counted_from):
+    """(n states, edges int64[m, 4] (from, lo, hi, to), epsilon edges int64[p, 2], counted
+    loops int64[q, 2] (state, bound)) of the NFA of the flattened root from state 0 to state 1;
+    n = -1 past `max_states`. With `counted_from` > 0, `c{m,n}` of a one-byte class `c` with
+    n - m >= counted_from is m copies then a counted loop (see `counted.py`), not n copies.
 
     The counters live in locals (`cnt` only around `_loop`): helpers taking arrays cost
     reference counting per call, which dominated this loop."""
@@ -125,12 +130,13 @@ def thompson(kind, kid_off, kids, arg, shared, list_off, lists, data, edges, acc
     cnt = np.zeros(4, dtype=np.int64)
     keys = np.full(64, -1, dtype=np.int64)
     values = np.empty((64, 2), dtype=np.int64)
-    n, n_out, n_eps = 2, 0, 0
+    counted = np.empty((16, 2), dtype=np.int64)
+    n, n_out, n_eps, n_counted = 2, 0, 0, 0
     work[0, 0], work[0, 1], work[0, 2] = 0, 0, 1
     top = 1
     while top:
         if n > max_states:
-            return -1, out[:0], eps[:0]
+            return -1, out[:0], eps[:0], counted[:0]
         top -= 1
         node, s, e = work[top, 0], work[top, 1], work[top, 2]
         k = kind[node]
@@ -143,6 +149,9 @@ def thompson(kind, kid_off, kids, arg, shared, list_off, lists, data, edges, acc
             count = arg[node, 0] + 1 if arg[node, 1] < 0 else arg[node, 1] + 1
             more_eps += count + 3
             more_work += count + 1
+            item = kids[kid_off[node]]
+            if kind[item] == CLASS:
+                more_out += arg[item, 2]
         elif k == SEQ:
             for x in range(list_off[node], list_off[node + 1]):
                 more_work += _loop_length(kids[kid_off[node] + lists[x, 0]], kind, kid_off,
@@ -220,6 +229,27 @@ def thompson(kind, kid_off, kids, arg, shared, list_off, lists, data, edges, acc
                 work[top, 0], work[top, 1], work[top, 2] = kids[lo + i], n + i, e
                 top += 1
             n += c
+        elif k == REPEAT and counted_from > 0 and arg[node, 1] - arg[node, 0] >= counted_from \
+                and kind[kids[kid_off[node]]] == CLASS and arg[kids[kid_off[node]], 0] == 0:
+            least, item = arg[node, 0], kids[kid_off[node]]
+            # Point 0 is s, point i > 0 is first + i - 1, and the loop state follows them.
+            first = n
+            loop = first + least
+            n += least + 1
+            for i in range(least):
+                work[top, 0], work[top, 1], work[top, 2] = item, s if i == 0 else first + i - 1, first + i
+                top += 1
+            eps[n_eps, 0], eps[n_eps, 1] = s if least == 0 else first + least - 1, loop
+            eps[n_eps + 1, 0], eps[n_eps + 1, 1] = loop, e
+            n_eps += 2
+            for i in range(arg[item, 1], arg[item, 1] + arg[item, 2]):
+                out[n_out, 0], out[n_out, 1], out[n_out, 2], out[n_out, 3] = (
+                    loop, edges[i, 1], edges[i, 2], loop)
+                n_out += 1
+            if n_counted == counted.shape[0]:
+                counted = _grow(counted, n_counted + 1)
+            counted[n_counted, 0], counted[n_counted, 1] = loop, arg[node, 1] - least
+            n_counted += 1
         elif k == REPEAT:
             least, most = arg[node, 0], arg[node, 1]
             unbounded = most < 0
@@ -277,5 +307,5 @@ def thompson(kind, kid_off, kids, arg, shared, list_off, lists, data, edges, acc
                 s, arg[node, 0], arg[node, 0], e)
             n_out += 1
     if n > max_states:
-        return -1, out[:0], eps[:0]
-    return n, out[:n_out], eps[:n_eps]
+        return -1, out[:0], eps[:0], counted[:0]
+    return n, out[:n_out], eps[:n_eps], counted[:n_counted]

@@ -279,12 +279,15 @@ UNSUPPORTED_EXAMPLES = {
 def test_members_and_elements_are_built_once(schema: object, monkeypatch) -> None:
     """Each member or element has one copy in the NFA, whether it comes first or after a
     separator: the subset construction of the whole value then meets no two equivalent
-    states (the smaller automata before it are the names' patterns). The schemas avoid
-    `true | false` and members whose futures coincide, which minimization merges too."""
-    from grammask.compiler import pipeline
+    states (the smaller automata before it are the names' patterns; the value's whitespace
+    gaps are counted loops, `counted.py`, so its minimization is the labelled one there). The
+    schemas avoid `true | false` and members whose futures coincide, which minimization
+    merges too."""
+    from grammask.compiler import counted, pipeline
 
     sizes: list[tuple[int, int]] = []
     determinize, minimize = pipeline.determinize, pipeline.minimize
+    subset_sets, quotient = counted.subset_sets, counted.quotient
 
     def counted_determinize(*args: object):  # type: ignore[no-untyped-def]
         dfa = determinize(*args)
@@ -296,8 +299,20 @@ def test_members_and_elements_are_built_once(schema: object, monkeypatch) -> Non
         sizes[-1] = (sizes[-1][0], small.n_states)
         return small
 
+    def counted_subset(*args: object):  # type: ignore[no-untyped-def]
+        built = subset_sets(*args)
+        sizes.append((len(built[1]), -1))
+        return built
+
+    def counted_quotient(*args: object):  # type: ignore[no-untyped-def]
+        table, acc, rep = quotient(*args)
+        sizes[-1] = (sizes[-1][0], len(acc))
+        return table, acc, rep
+
     monkeypatch.setattr(pipeline, "determinize", counted_determinize)
     monkeypatch.setattr(pipeline, "minimize", counted_minimize)
+    monkeypatch.setattr(counted, "subset_sets", counted_subset)
+    monkeypatch.setattr(counted, "quotient", counted_quotient)
     pipeline.clear_caches()
     assert compiled(schema).dfa is not None
     built, minimal = sizes[-1]
