@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
+from numba import njit
 
 from ..runtime.dfa_table import DFATable
 from . import deadline
@@ -63,13 +64,35 @@ def class_edges(ranges: tuple[tuple[int, int], ...]) -> tuple[int, np.ndarray]:
 def automaton_edges(dfa: DFATable) -> tuple[np.ndarray, np.ndarray]:
     """(edges int64[m, 4] (from, lo, hi, to) over runs of equal class, accepting states) of
     `dfa`."""
-    bc = dfa.byte_class
-    starts = np.flatnonzero(np.concatenate(([True], bc[1:] != bc[:-1])))
-    ends = np.concatenate((starts[1:], [256])) - 1
-    targets = dfa.transitions[:, bc[starts]]
-    q, r = np.nonzero(targets >= 0)
-    edges = np.stack([q, starts[r], ends[r], targets[q, r]], axis=1).astype(np.int64)
-    return edges.reshape(-1, 4), np.flatnonzero(dfa.accepting).astype(np.int64)
+    return _run_edges(dfa.byte_class, dfa.transitions), np.flatnonzero(dfa.accepting)
+
+
+@njit(cache=True, nogil=True)
+def _run_edges(byte_class, transitions):  # type: ignore[no-untyped-def]
+    """The moves of `transitions` per run of bytes of one class, state by state."""
+    lo = np.empty(256, dtype=np.int64)
+    hi = np.empty(256, dtype=np.int64)
+    runs = 0
+    for b in range(256):
+        if b == 0 or byte_class[b] != byte_class[b - 1]:
+            lo[runs] = b
+            runs += 1
+        hi[runs - 1] = b
+    n = transitions.shape[0]
+    m = 0
+    for s in range(n):
+        for r in range(runs):
+            if transitions[s, byte_class[lo[r]]] >= 0:
+                m += 1
+    edges = np.empty((m, 4), dtype=np.int64)
+    m = 0
+    for s in range(n):
+        for r in range(runs):
+            t = transitions[s, byte_class[lo[r]]]
+            if t >= 0:
+                edges[m, 0], edges[m, 1], edges[m, 2], edges[m, 3] = s, lo[r], hi[r], t
+                m += 1
+    return edges
 
 
 def _same(a: Node, b: Node) -> bool:
@@ -82,10 +105,8 @@ def _kids(node: Node, inline: Mapping[str, Node]) -> tuple[Node, ...]:
     kind = type(node)
     kids = (node.items if kind is Seq else node.alternatives if kind is Choice  # type: ignore[union-attr]
             else (node.item,) if kind is Repeat else ())  # type: ignore[union-attr]
-    if inline:
-        for k in kids:
-            if type(k) is RuleRef:
-                return tuple(_inlined(k, inline) for k in kids)
+    if inline and RuleRef in map(type, kids):
+        return tuple(_inlined(k, inline) for k in kids)
     return kids
 
 
@@ -178,6 +199,8 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
     accepting_blocks: list[np.ndarray] = []
     leaves: list[object] = []
     n_edges = n_accepting = 0
+    push_node, push_kid, lookup = nodes.append, kid_list.append, index.get
+    push_kind, push_arg = kind_of.append, arg.extend
     i = 0
     while i < len(nodes):
         if not i & 4095:
@@ -187,51 +210,52 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
         if kind is Seq or kind is Choice or kind is Repeat:
             kids = _kids(n, inline)
             for k in kids:
-                j = index.get(id(k))
+                j = lookup(id(k))
                 if j is None:
                     j = index[id(k)] = len(nodes)
-                    nodes.append(k)
-                kid_list.append(j)
+                    push_node(k)
+                push_kid(j)
             if kind is Seq:
-                kind_of.append(SEQ)
-                arg += _NO_ARG
-                for j, k in separated_lists(kids, inline):
-                    loop = index[id(kids[j])]
-                    if splits.setdefault(loop, k) == k:
-                        list_pairs.append((j, k))
+                push_kind(SEQ)
+                push_arg(_NO_ARG)
+                if Repeat in map(type, kids):
+                    for j, k in separated_lists(kids, inline):
+                        loop = index[id(kids[j])]
+                        if splits.setdefault(loop, k) == k:
+                            list_pairs.append((j, k))
             elif kind is Choice:
-                kind_of.append(CHOICE)
-                arg += _NO_ARG
+                push_kind(CHOICE)
+                push_arg(_NO_ARG)
             else:
                 lo, hi = n.min, n.max  # type: ignore[union-attr]
                 if lo > limits.max_repeat or (hi or 0) > limits.max_repeat:
                     raise limits.exceeded("max_repeat", max(lo, hi or 0), "repetition count")
-                kind_of.append(REPEAT)
-                arg += (lo, -1 if hi is None else hi, 0, 0, 0, 0)
+                push_kind(REPEAT)
+                push_arg((lo, -1 if hi is None else hi, 0, 0, 0, 0))
         elif kind is Literal:
-            kind_of.append(LITERAL)
-            arg += (len(data), len(n.data), 0, 0, 0, 0)  # type: ignore[union-attr]
+            push_kind(LITERAL)
+            push_arg((len(data), len(n.data), 0, 0, 0, 0))  # type: ignore[union-attr]
             data += n.data  # type: ignore[union-attr]
         elif kind is CharClass:
             inner, edges = class_edges(n.ranges)  # type: ignore[union-attr]
             leaves.append(n.ranges)  # type: ignore[union-attr]
-            kind_of.append(CLASS)
-            arg += (inner, n_edges, len(edges), 0, 0, 0)
+            push_kind(CLASS)
+            push_arg((inner, n_edges, len(edges), 0, 0, 0))
             blocks.append(edges)
             n_edges += len(edges)
         elif kind is Automaton:
             dfa = n.dfa  # type: ignore[union-attr]
             edges, acc = automaton_edges(dfa)
             leaves.append(dfa)
-            kind_of.append(AUTOMATON)
-            arg += (dfa.n_states, dfa.start, n_edges, len(edges), n_accepting, len(acc))
+            push_kind(AUTOMATON)
+            push_arg((dfa.n_states, dfa.start, n_edges, len(edges), n_accepting, len(acc)))
             blocks.append(edges)
             accepting_blocks.append(acc)
             n_edges += len(edges)
             n_accepting += len(acc)
         elif kind is RuleRef and (calls is None or n.name in calls):  # type: ignore[union-attr]
-            kind_of.append(REF)
-            arg += (0 if calls is None else CALL + calls[n.name], 0, 0, 0, 0, 0)  # type: ignore[union-attr]
+            push_kind(REF)
+            push_arg((0 if calls is None else CALL + calls[n.name], 0, 0, 0, 0, 0))  # type: ignore[union-attr]
             refs.append((i, n.name))  # type: ignore[union-attr]
         else:
             raise GrammarError(f"cannot lower IR node {kind.__name__} to an NFA")

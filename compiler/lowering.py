@@ -39,19 +39,29 @@ def first_references(node: Node) -> list[RuleRef]:
     names: set[str] = set()
     found: list[RuleRef] = []
     stack = [node]
+    pop, push = stack.pop, stack.extend
     while stack:
-        n = stack.pop()
+        n = pop()
+        kind = type(n)
+        if kind is RuleRef:
+            if n.name not in names:  # type: ignore[attr-defined]
+                names.add(n.name)  # type: ignore[attr-defined]
+                found.append(n)  # type: ignore[arg-type]
+            continue
+        if kind is Seq:
+            kids = n.items  # type: ignore[attr-defined]
+        elif kind is Choice:
+            kids = n.alternatives  # type: ignore[attr-defined]
+        elif kind is Repeat:
+            kids = (n.item,)  # type: ignore[attr-defined]
+        else:
+            continue
         if id(n) in seen:
             continue
         seen.add(id(n))
         if not len(seen) & 4095:
             deadline.check()
-        if type(n) is RuleRef:
-            if n.name not in names:
-                names.add(n.name)
-                found.append(n)
-        else:
-            stack.extend(reversed(children(n)))
+        push(kids[::-1])
     return found
 
 
