@@ -13,7 +13,8 @@ is too large).
 Each kept rule's body becomes a Thompson NFA whose references to kept rules are call edges; a
 call of the rule itself in tail position (nothing can follow it) becomes a jump back to the
 rule's start, so right recursion runs as a loop. All rules share one byte-class partition;
-each is determinized and minimized with the call columns kept apart from the byte columns.
+each is determinized and minimized with the call columns kept apart from the byte columns
+(bounded repetitions of one-byte classes counted, `counted.py`, where that is exact).
 References to unproductive rules are dropped (they can never complete). The states budget is
 checked after each rule automaton, so an oversized grammar fails before the rest are built.
 """
@@ -295,8 +296,9 @@ def _only_finishes(nfa: NFA, state: int) -> bool:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class RuleDFA:
-    """One kept rule's minimal automaton: columns are its own byte classes (`classes`, no two
-    with equal columns), then one per rule it calls (`called`, in that order)."""
+    """One kept rule's automaton (minimal but for counted repetitions, `counted.py`): columns
+    are its own byte classes (`classes`, no two with equal columns), then one per rule it
+    calls (`called`, in that order)."""
 
     dfa: DFATable
     classes: np.ndarray
