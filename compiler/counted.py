@@ -27,8 +27,7 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit
 
-from ..runtime.dfa_table import DFATable
-from .dfa import byte_classes, edge_columns, subset_sets, trimmed_dfa
+from .dfa import Table, byte_classes, edge_columns, subset_sets, trimmed
 from .flat_ir import FlatIR
 from .limits import Limits
 from .minimize import hopcroft_blocks, quotient
@@ -177,11 +176,11 @@ def _expand(table, accepting, group, is_loop, gsig, sig_cols, sig_bound):  # typ
 
 
 def counted_dfa(nfa: NFA, counted: np.ndarray, classes: np.ndarray, n_calls: int,
-                limits: Limits) -> DFATable | None:
-    """The trimmed DFA (byte columns merged, `n_calls` call columns last) of `nfa` with each
-    counted loop (rows (state, bound) of `counted`) passed at most its bound in a row; None
-    when the loops cannot be counted (module docstring). Not minimal in general: a chain's
-    last state may equal another state."""
+                limits: Limits) -> Table | None:
+    """The trimmed DFA (unchecked; byte columns merged, `n_calls` call columns last) of `nfa`
+    with each counted loop (rows (state, bound) of `counted`) passed at most its bound in a
+    row; None when the loops cannot be counted (module docstring). Not minimal in general: a
+    chain's last state may equal another state."""
     loop_of = np.full(nfa.n_states, -1, dtype=np.int64)
     loop_of[counted[:, 0]] = np.arange(len(counted))
     if not _loops_apart(counted[:, 0], loop_of, nfa.eps_off, nfa.eps_to):
@@ -208,12 +207,12 @@ def counted_dfa(nfa: NFA, counted: np.ndarray, classes: np.ndarray, n_calls: int
     block, n_blocks, dead = hopcroft_blocks(transitions, accepting, labels)
     table, acc, rep = quotient(transitions, accepting, block, n_blocks, dead, block[0])
     if not len(acc):
-        return trimmed_dfa(classes, table, acc, True, n_calls)
+        return trimmed(classes, table, acc, True, n_calls)
     is_loop = (labels[rep] > 0) & (labels[rep] % 2 == 0)
     table, acc = _expand(table, acc, group[rep], is_loop, gsig, sig_cols, sig_bound)
     if len(acc) > limits.max_dfa_states:
         raise limits.exceeded("max_dfa_states", f"more than {limits.max_dfa_states}", "DFA states")
-    return trimmed_dfa(classes, table, acc, True, n_calls)
+    return trimmed(classes, table, acc, True, n_calls)
 
 
 def _unchanged(nfa: NFA) -> NFA:
@@ -221,7 +220,7 @@ def _unchanged(nfa: NFA) -> NFA:
 
 
 def counted_or_nfa(flat: FlatIR, limits: Limits,
-                   adjust: Callable[[NFA], NFA] = _unchanged) -> DFATable | NFA:
+                   adjust: Callable[[NFA], NFA] = _unchanged) -> Table | NFA:
     """The automaton of `flat` (calls as the last columns) with its bounded repetitions of
     one-byte classes counted; when it has none or they cannot be counted, its NFA built copy
     by copy, for the caller's subset construction. `adjust` rewrites either NFA first (the

@@ -9,6 +9,7 @@ breadth-first numbering and renumbering).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -123,16 +124,48 @@ def trim(
     return trimmed_dfa(byte_class, table, acc, compact, n_calls)
 
 
+def read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view, so the kernels are compiled for one array type (tables of a
+    `DFATable` are read-only)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+class Table(NamedTuple):
+    """A trimmed DFA as arrays, start 0 (the empty language: one state, no moves), before it
+    is checked as a `DFATable`: what rule automata stay, since `PushdownTable` checks them
+    once assembled."""
+
+    byte_class: np.ndarray
+    transitions: np.ndarray
+    accepting: np.ndarray
+
+    @property
+    def n_states(self) -> int:
+        return int(self.transitions.shape[0])
+
+    def dfa(self) -> DFATable:
+        """The checked `DFATable`."""
+        return DFATable(byte_class=self.byte_class, transitions=self.transitions,
+                        accepting=self.accepting, start=0)
+
+
 def trimmed_dfa(byte_class: np.ndarray, table: np.ndarray, accepting: np.ndarray,
                 compact: bool = True, n_calls: int = 0) -> DFATable:
     """The DFA (start 0) of a trimmed `table`, or of the empty language when it has no states;
     with `compact`, equal byte columns merged (the last `n_calls` columns are call columns,
     kept as they are after the byte columns)."""
+    return trimmed(byte_class, table, accepting, compact, n_calls).dfa()
+
+
+def trimmed(byte_class: np.ndarray, table: np.ndarray, accepting: np.ndarray,
+            compact: bool = True, n_calls: int = 0) -> Table:
+    """`trimmed_dfa`'s arrays, unchecked."""
     byte_class = byte_class.astype(np.int32)
     if not len(accepting):
-        return DFATable(byte_class=np.zeros(256, dtype=np.int32),
-                        transitions=np.full((1, 1), -1, dtype=np.int32),
-                        accepting=np.zeros(1, dtype=bool), start=0)
+        return Table(np.zeros(256, dtype=np.int32), np.full((1, 1), -1, dtype=np.int32),
+                     np.zeros(1, dtype=bool))
     own = table.shape[1] - n_calls
     if compact:
         new_of_old, first = merge_columns(table, own)
@@ -140,7 +173,8 @@ def trimmed_dfa(byte_class: np.ndarray, table: np.ndarray, accepting: np.ndarray
             byte_class = new_of_old[byte_class]
             table = np.ascontiguousarray(np.concatenate((table[:, first], table[:, own:]),
                                                         axis=1))
-    return DFATable(byte_class=byte_class, transitions=table, accepting=accepting, start=0)
+    return Table(read_only(byte_class), read_only(np.ascontiguousarray(table)),
+                 read_only(accepting))
 
 
 def merge_columns(table: np.ndarray, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:

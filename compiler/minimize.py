@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..runtime.dfa_table import DFATable
-from .dfa import trimmed_dfa
+from .dfa import Table, read_only, trimmed
 
 
 @njit(cache=True, nogil=True)
@@ -176,20 +176,18 @@ def minimize_table(byte_class: np.ndarray, transitions: np.ndarray, accepting: n
     """The minimal trimmed DFA of the table `transitions` (-1: dead) from `start`, which need
     not be trimmed: states that cannot reach acceptance fall into the dead state's block. With
     `compact`, equal byte columns are merged (not the last `n_calls`, call columns)."""
-    transitions = _read_only(np.ascontiguousarray(transitions, dtype=np.int32))
-    accepting = _read_only(np.ascontiguousarray(accepting, dtype=np.bool_))
+    return minimal(byte_class, transitions, accepting, start, compact, n_calls).dfa()
+
+
+def minimal(byte_class: np.ndarray, transitions: np.ndarray, accepting: np.ndarray,
+            start: int, compact: bool = True, n_calls: int = 0) -> Table:
+    """`minimize_table`'s arrays, unchecked."""
+    transitions = read_only(np.ascontiguousarray(transitions, dtype=np.int32))
+    accepting = read_only(np.ascontiguousarray(accepting, dtype=np.bool_))
     block, n_blocks, dead = hopcroft_blocks(transitions, accepting,
                                             np.zeros(len(accepting), dtype=np.int64))
     table, acc, _ = quotient(transitions, accepting, block, n_blocks, dead, block[start])
-    return trimmed_dfa(byte_class, table, acc, compact, n_calls)
-
-
-def _read_only(a: np.ndarray) -> np.ndarray:
-    """A read-only view, so the kernels are compiled for one array type (tables of a
-    `DFATable` are read-only)."""
-    view = a.view()
-    view.flags.writeable = False
-    return view
+    return trimmed(byte_class, table, acc, compact, n_calls)
 
 
 @njit(cache=True, nogil=True)

@@ -41,10 +41,10 @@ def grammar_dfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> DFATable:
     always minimal), else `ir_to_dfa`'s minimal DFA."""
     with compile_deadline(limits):
         built = counted_or_nfa(flatten(node, limits, {}), limits)
-        if not isinstance(built, DFATable):
+        if isinstance(built, NFA):
             return _minimal(built, limits)
         check_table_bytes(built.transitions.nbytes, limits, "DFA transition table")
-        return built
+        return built.dfa()
 
 
 def _minimal(nfa: NFA, limits: Limits) -> DFATable:

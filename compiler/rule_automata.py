@@ -36,7 +36,7 @@ from . import deadline
 from .analyses.common import fold, rule_fixpoint, rule_worklist
 from .analyses.productivity import productive_node
 from .counted import counted_or_nfa
-from .dfa import byte_classes, subset_table
+from .dfa import Table, byte_classes, subset_table
 from .errors import BudgetExceeded, GrammarError
 from .flat_ir import NO_INLINE, FlatIR, flatten
 from .ir import (
@@ -58,7 +58,7 @@ from .lowering import (
     reachable_rules,
     rule_uses,
 )
-from .minimize import minimize_table
+from .minimize import minimal
 from .nfa import CALL, NFA
 from .utf8 import utf8_sequences
 
@@ -300,7 +300,7 @@ class RuleDFA:
     are its own byte classes (`classes`, no two with equal columns), then one per rule it
     calls (`called`, in that order)."""
 
-    dfa: DFATable
+    table: Table
     classes: np.ndarray
     called: tuple[str, ...]
 
@@ -329,8 +329,8 @@ def rule_dfa(name: str, body: Node, limits: Limits,
         if hit is not None:
             _RULE_DFAS.move_to_end(key)
             return hit
-    dfa, called = _rule_table(name, flat, limits), flat.called
-    built = RuleDFA(dfa, dfa.byte_class, called)
+    table, called = _rule_table(name, flat, limits), flat.called
+    built = RuleDFA(table, table.byte_class, called)
     with _rule_dfas_lock:
         _RULE_DFAS[key] = built
         if len(_RULE_DFAS) > _RULE_DFAS_SIZE:
@@ -338,16 +338,16 @@ def rule_dfa(name: str, body: Node, limits: Limits,
     return built
 
 
-def _rule_table(name: str, flat: FlatIR, limits: Limits) -> DFATable:
+def _rule_table(name: str, flat: FlatIR, limits: Limits) -> Table:
     """The automaton of a flattened rule body, bounded repetitions of one-byte classes counted
     (`counted.py`) where their counts can be told apart, else copied and minimized."""
     called = flat.called
     built = counted_or_nfa(flat, limits, lambda nfa: _tail_loops(nfa, name, called))
-    if isinstance(built, DFATable):
+    if not isinstance(built, NFA):
         return built
     classes = byte_classes(built)
-    return minimize_table(classes, *subset_table(built, classes, len(called), limits), 0,
-                          n_calls=len(called))
+    return minimal(classes, *subset_table(built, classes, len(called), limits), 0,
+                   n_calls=len(called))
 
 
 def _tail_loops(nfa: NFA, name: str, called: tuple[str, ...]) -> NFA:
@@ -392,7 +392,7 @@ def _without_small_leaves(grammar: Grammar, order: list[str], limits: Limits) ->
         deadline.check()
         if name != grammar.start and not uses[name] and not rules[name].kept:
             try:
-                if rule_dfa(name, rules[name].body, limits).dfa.n_states <= SMALL_LEAF_STATES:
+                if rule_dfa(name, rules[name].body, limits).table.n_states <= SMALL_LEAF_STATES:
                     continue
             except BudgetExceeded:
                 pass
@@ -413,7 +413,7 @@ def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits) 
             raise BudgetExceeded(f"rule '{name}': {exc.message}", line=exc.line,
                                  column=exc.column, pointer=exc.pointer, source=exc.source,
                                  code=exc.code) from None
-        total += dfas[-1].dfa.n_states
+        total += dfas[-1].table.n_states
         if total > limits.max_pushdown_states:
             raise limits.exceeded("max_pushdown_states", f"more than {total}",
                                   "states of all rule automata")
@@ -445,14 +445,14 @@ def _assemble(grammar: Grammar, keep: list[str], dfas: list[RuleDFA]) -> Pushdow
     first_byte = np.zeros(n_bytes, dtype=np.int64)
     first_byte[classes[::-1]] = np.arange(255, -1, -1)
     index = {name: i for i, name in enumerate(keep)}
-    offsets = np.cumsum([0] + [d.dfa.n_states for d in dfas])
+    offsets = np.cumsum([0] + [d.table.n_states for d in dfas])
     n = int(offsets[-1])
     transitions = np.empty((n, n_bytes), dtype=np.int32)
     accepting = np.zeros(n, dtype=bool)
     state_rule = np.zeros(n, dtype=np.int32)
     sources, callees, targets = [], [], []
     for r, rule in enumerate(dfas):
-        d = rule.dfa
+        d = rule.table
         own = int(rule.classes.max()) + 1
         base = int(offsets[r])
         rows = slice(base, base + d.n_states)
@@ -476,7 +476,7 @@ def _assemble(grammar: Grammar, keep: list[str], dfas: list[RuleDFA]) -> Pushdow
         call_rule=np.concatenate(callees).astype(np.int32),
         call_next=np.concatenate(targets).astype(np.int32),
         state_rule=state_rule,
-        rule_start=offsets[:-1].astype(np.int32) + np.array([d.dfa.start for d in dfas], dtype=np.int32),
+        rule_start=offsets[:-1].astype(np.int32),
         start_rule=keep.index(grammar.start),
         rule_names=tuple(keep),
     )

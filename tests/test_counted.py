@@ -28,8 +28,9 @@ def _tables(node: Node) -> tuple[DFATable | None, DFATable, int]:
     flat = flatten(node, DEFAULT_LIMITS, None)
     n_calls = len(flat.called)
     nfa, counted = build_counted_nfa(flat, DEFAULT_LIMITS, COUNTED_FROM)
-    got = (counted_dfa(nfa, counted, byte_classes(nfa), n_calls, DEFAULT_LIMITS)
-           if len(counted) else None)
+    table = (counted_dfa(nfa, counted, byte_classes(nfa), n_calls, DEFAULT_LIMITS)
+             if len(counted) else None)
+    got = None if table is None else table.dfa()  # checked: in range and trimmed
     plain = build_rule_nfa(flat, DEFAULT_LIMITS)
     classes = byte_classes(plain)
     want = minimize_table(classes, *subset_table(plain, classes, n_calls, DEFAULT_LIMITS), 0,
