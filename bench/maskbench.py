@@ -282,14 +282,16 @@ def run_case(engine: Engine, case: Case, vocab: Any,
 
 
 def warm_up(vocab: Any) -> None:
-    """Compile and walk a small flat schema and a recursive one, so that kernel compilation and
-    caches are loaded before any timing."""
+    """Compile and walk a small flat schema, a recursive one and a bounded pattern (language
+    products), so that kernel compilation and caches are loaded before any timing."""
     from grammask.compiler.json_schema import compile_json_schema
 
     flat = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"enum": ["x"]}}}
     tree = {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#"}},
                                              "name": {"type": "string", "maxLength": 8}}}
-    for schema, doc in ((flat, {"a": 1, "b": "x"}), (tree, {"kids": [{"name": "é"}]})):
+    bounded = {"type": "string", "pattern": "^a+$", "maxLength": 5}
+    for schema, doc in ((flat, {"a": 1, "b": "x"}), (tree, {"kids": [{"name": "é"}]}),
+                        (bounded, "aa")):
         for lenient in (False, True):
             s = _GrammaskJsonSession(compile_json_schema(schema, vocab, lenient=lenient))
             _walk(s, vocab.encode(json.dumps(doc, ensure_ascii=False)), [])

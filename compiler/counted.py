@@ -181,9 +181,10 @@ def counted_dfa(nfa: NFA, counted: np.ndarray, classes: np.ndarray, n_calls: int
     with each counted loop (rows (state, bound) of `counted`) passed at most its bound in a
     row; None when the loops cannot be counted (module docstring). Not minimal in general: a
     chain's last state may equal another state."""
+    loops = np.ascontiguousarray(counted[:, 0])
     loop_of = np.full(nfa.n_states, -1, dtype=np.int64)
-    loop_of[counted[:, 0]] = np.arange(len(counted))
-    if not _loops_apart(counted[:, 0], loop_of, nfa.eps_off, nfa.eps_to):
+    loop_of[loops] = np.arange(len(counted))
+    if not _loops_apart(loops, loop_of, nfa.eps_off, nfa.eps_to):
         return None
     transitions, accepting, pool, pool_off = subset_sets(nfa, classes, n_calls, limits)
     k = transitions.shape[1]
