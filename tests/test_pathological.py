@@ -248,6 +248,16 @@ def test_nul_and_invalid_utf8_in_schemas() -> None:
     assert info.value.pointer == "/properties"
 
 
+def test_member_names_that_are_not_strings() -> None:
+    """A schema given as a dict may have keys JSON text cannot: a clear error at the object."""
+    for schema, pointer in (({"properties": {1: {"type": "string"}}}, "/properties"),
+                            ({"enum": [{"a": {2: "x"}}]}, "/enum/0/a"),
+                            ({("t",): "object"}, "/")):
+        with pytest.raises(GrammarError) as info:
+            compile_json_schema(schema, VOCAB)
+        assert info.value.code == "invalid-schema" and info.value.pointer == pointer, schema
+
+
 @pytest.mark.parametrize("name, data", [
     ("p.regex", b"a\xffb"), ("p.regex", b"a\x00b"),
     ("g.gbnf", b'root ::= "a\xff"'), ("g.gbnf", b'root ::= "a\x00"'),

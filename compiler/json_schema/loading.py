@@ -60,17 +60,45 @@ def parse_schema_text(text: str | bytes, limits: Limits) -> Any:
 
 
 def check_scalar_values(data: Any) -> None:
-    """`GrammarError` naming the JSON pointer of a string (or member name) holding a lone
-    surrogate, which no UTF-8 output can spell."""
-    stack: list[tuple[str, Any]] = [("", data)]
+    """`GrammarError` naming the JSON pointer of a member name that is not a string, or of a
+    string (or member name) holding a lone surrogate, which no UTF-8 output can spell."""
+    if _suspect(data):
+        _locate(data)
+
+
+def _suspect(data: Any) -> bool:
+    """Whether some member name in `data` is not a string or holds a lone surrogate, or some
+    string does (no pointers made: almost every schema has neither)."""
+    stack = [data]
     visited = 0
     while stack:
-        pointer, value = stack.pop()
+        value = stack.pop()
         visited += 1
         if not visited & 4095:
             deadline.check()
         if isinstance(value, dict):
+            if any(not isinstance(k, str) or not k.isascii() and _SURROGATE.search(k)
+                   for k in value):
+                return True
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str) and not value.isascii() and _SURROGATE.search(value):
+            return True
+    return False
+
+
+def _locate(data: Any) -> None:
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        pointer, value = stack.pop()
+        deadline.check()
+        if isinstance(value, dict):
             for key, item in value.items():
+                if not isinstance(key, str):
+                    raise GrammarError(f"member name {key!r} is not a string: JSON object "
+                                       "keys are strings", pointer=pointer or "/",
+                                       code="invalid-schema")
                 _check_string(pointer, key)
                 stack.append((f"{pointer}/{_escape(key)}", item))
         elif isinstance(value, list):
