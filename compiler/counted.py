@@ -15,10 +15,14 @@ state in which passes accumulate: every other state of G is entered with no pass
 then replaced by the chain L^0 .. L^b (L^j: j passes taken), each with L's other moves, L^j
 moving on q's bytes to L^(j+1) and L^b not at all; moves on q's bytes from the rest of G go
 to L^1, every other move into L to L^0 (omitted when there is none). That is the DFA of the
-bounded repetition. When the check fails (two loops meet in one state, or something else
-reads q's bytes alongside it, as in `\\s?\\s{0,8}`), `counted_dfa` says so and the caller
-builds the repetition copy by copy. Minimization runs before the expansion with each loop's L
-and its other G states labelled apart, so no merge crosses what the counts tell apart.
+bounded repetition. Several loops may share a state when they have the same bytes and bound
+and were entered together (the gaps before `,` and before `}` after a member): they count in
+step, so q above stands for all of them. That holds when no loop reaches a loop, itself
+included, by epsilon edges, since a loop is then only entered afresh after a byte none of them
+reads. When a check fails (`\\s?\\s{0,8}`, `c{0,8}c{0,8}`, `(c{0,8})*`), `counted_dfa` says
+so and the caller builds the repetition copy by copy. Minimization runs before the expansion
+with each loop's L and its other G states labelled apart, so no merge crosses what the counts
+tell apart.
 """
 from __future__ import annotations
 
@@ -94,6 +98,8 @@ def _labels(pool, pool_off, transitions, loop_of, sig_of, sig_cols, e_off, e_lo,
             if sig_cols[sig, c]:
                 t = transitions[d, c]
                 break
+        if t < 0:
+            return fail, group, gsig
         # The loops' bytes lead to the closure of the loops alone: it must hold no other loop
         # (one entered mid-way, as in c{0,8}c{0,8}), so every loop of it is in step.
         i, j = pool_off[d], pool_off[t]
