@@ -31,7 +31,7 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit
 
-from .dfa import Table, byte_classes, edge_columns, subset_sets, trimmed
+from .dfa import Table, byte_classes, edge_columns, read_only, subset_sets, trimmed
 from .flat_ir import FlatIR
 from .limits import Limits
 from .minimize import hopcroft_blocks, quotient
@@ -193,6 +193,8 @@ def counted_dfa(nfa: NFA, counted: np.ndarray, classes: np.ndarray, n_calls: int
     if not _loops_apart(loops, loop_of, nfa.eps_off, nfa.eps_to):
         return None
     transitions, accepting, pool, pool_off = subset_sets(nfa, classes, n_calls, limits)
+    # Read-only, as `minimize.minimal` passes them: one compiled kernel for both.
+    transitions, accepting = read_only(transitions), read_only(accepting)
     k = transitions.shape[1]
     lo, hi = edge_columns(nfa, classes, n_calls)
     sigs: dict[tuple[int, tuple[int, ...]], int] = {}

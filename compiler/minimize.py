@@ -3,13 +3,14 @@
 The partial DFA is refined as it is: the states that cannot reach acceptance (the missing
 moves' dead state among them) form one block that never splits and is never a splitter, so
 the work is bounded by the defined moves, O(m·log n), not by states times classes. The other
-states start split by acceptance (and by labels, where a caller must keep states apart), and every block taken from the work list splits the blocks
-of its predecessors, per class (the predecessors are gathered once per splitter and bucketed
-by class); after a split only the smaller half needs to go on the list. Blocks live in one
-array of states (each block a contiguous range, states marked by moving them to its front),
-so nothing is allocated while refining. The dead block is dropped again, so the result is the
-unique minimal trimmed DFA (numbered breadth-first from the start by `quotient`): two DFAs
-accept the same language iff their minimal tables are equal.
+states start split by acceptance (and by labels, where a caller must keep states apart), and
+every block taken from the work list splits the blocks of its predecessors, per class (the
+predecessors are gathered once per splitter and bucketed by class); after a split only the
+smaller half needs to go on the list. Blocks live in one array of states (each block a
+contiguous range, states marked by moving them to its front), so nothing is allocated while
+refining. The dead block is dropped again, so the result is the unique minimal trimmed DFA
+(numbered breadth-first from the start by `quotient`): two DFAs accept the same language iff
+their minimal tables are equal.
 """
 from __future__ import annotations
 
