@@ -68,12 +68,14 @@ def edge_columns(nfa: NFA, classes: np.ndarray, n_calls: int) -> tuple[np.ndarra
 
 
 def subset_sets(nfa: NFA, classes: np.ndarray, n_calls: int = 0,
-                limits: Limits = DEFAULT_LIMITS
+                limits: Limits = DEFAULT_LIMITS,
+                columns: tuple[np.ndarray, np.ndarray] | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """`subset_table` with the NFA states of each DFA state: (transitions, accepting, pool,
     pool_off), the important states of DFA state d (those with edges, and the accept state)
-    being pool[pool_off[d]:pool_off[d + 1]]."""
-    lo, hi = edge_columns(nfa, classes, n_calls)
+    being pool[pool_off[d]:pool_off[d + 1]]. `columns`: `edge_columns`, when the caller has
+    them."""
+    lo, hi = edge_columns(nfa, classes, n_calls) if columns is None else columns
     transitions, accepting, m, pool, pool_off = subset_construction(
         nfa.edge_off, lo, hi, nfa.edge_to, nfa.eps_off, nfa.eps_to, nfa.start, nfa.accept,
         int(classes.max()) + 1 + n_calls, limits.max_dfa_states)

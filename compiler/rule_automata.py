@@ -297,11 +297,10 @@ def _only_finishes(nfa: NFA, state: int) -> bool:
 @dataclasses.dataclass(frozen=True, eq=False)
 class RuleDFA:
     """One kept rule's automaton (minimal but for counted repetitions, `counted.py`): columns
-    are its own byte classes (`classes`, no two with equal columns), then one per rule it
-    calls (`called`, in that order)."""
+    are its own byte classes (`table.byte_class`, no two with equal columns), then one per
+    rule it calls (`called`, in that order)."""
 
     table: Table
-    classes: np.ndarray
     called: tuple[str, ...]
 
 
@@ -330,7 +329,7 @@ def rule_dfa(name: str, body: Node, limits: Limits,
             _RULE_DFAS.move_to_end(key)
             return hit
     table, called = _rule_table(name, flat, limits), flat.called
-    built = RuleDFA(table, table.byte_class, called)
+    built = RuleDFA(table, called)
     with _rule_dfas_lock:
         _RULE_DFAS[key] = built
         if len(_RULE_DFAS) > _RULE_DFAS_SIZE:
@@ -426,7 +425,7 @@ def _common_classes(dfas: list[RuleDFA]) -> np.ndarray:
     assembled table has no two equal columns."""
     common = np.zeros(256, dtype=np.int64)
     for d in dfas:
-        _, common = np.unique(common * 65536 + d.classes, return_inverse=True)
+        _, common = np.unique(common * 65536 + d.table.byte_class, return_inverse=True)
     return common.astype(np.int32)
 
 
@@ -453,10 +452,10 @@ def _assemble(grammar: Grammar, keep: list[str], dfas: list[RuleDFA]) -> Pushdow
     sources, callees, targets = [], [], []
     for r, rule in enumerate(dfas):
         d = rule.table
-        own = int(rule.classes.max()) + 1
+        own = int(d.byte_class.max()) + 1
         base = int(offsets[r])
         rows = slice(base, base + d.n_states)
-        _place_rows(transitions, d.transitions, rule.classes[first_byte], base)
+        _place_rows(transitions, d.transitions, d.byte_class[first_byte], base)
         accepting[rows] = d.accepting
         state_rule[rows] = r
         call_part = d.transitions[:, own:]
