@@ -2,7 +2,9 @@
 
 The meta-grammar lives in `grammask/specs/gbnf.lark` (LALR(1), contextual lexer, a post-lexer for
 line breaks); the language, its exact semantics and what is rejected are documented in
-`grammask/specs/gbnf.md`. The IR is built by parser callbacks while Lark parses, and `simplify`
+`grammask/specs/gbnf.md`. The IR is built by parser callbacks (`_Builder`) while Lark parses.
+Text the direct reader (`gbnf_reader.py`) is sure of is read by it instead, through the same
+callbacks and about twice as fast; everything else, every error included, is Lark's. `simplify`
 and `to_gbnf` walk the IR with explicit stacks, so nesting depth never becomes Python recursion.
 """
 from __future__ import annotations
@@ -21,6 +23,7 @@ from lark.lark import PostLex
 from . import deadline
 from .errors import BudgetExceeded, GrammarError
 from .gbnf_printer import is_gbnf_name, to_gbnf
+from .gbnf_reader import Unread, read
 from .ir import CharClass, Grammar, Literal, Node, Repeat, Rule, RuleRef, Seq, Span, complement_ranges
 from .limits import DEFAULT_LIMITS, Limits
 from .normalize import alternation, concat, cover, simplify
@@ -264,11 +267,27 @@ def _token_ref_error(tok: Token) -> GrammarError:
                 *_first(tok), "gbnf-unsupported")
 
 
+def _read(text: str, source: str | None, limits: Limits, direct: bool) -> Grammar:
+    """The grammar of `text`: by the direct reader (`gbnf_reader`) where it is sure of the
+    text (and `direct`), else by Lark's parser, which reports every error."""
+    if direct:
+        try:
+            return read(text, _BUILDER, _Lines().process)
+        except (Unread, GrammarError):
+            if deadline.expired():
+                raise
+        _CONTEXT.set(_Context(text, source, limits))
+    return _parser().parse(text)
+
+
+_BUILDER = _Builder()
+
+
 @functools.cache
 def _parser() -> Lark:
     grammar = (files("grammask.specs") / "gbnf.lark").read_text(encoding="utf-8")
     return Lark(grammar, parser="lalr", lexer="contextual", postlex=_Lines(),
-                transformer=_Builder(), maybe_placeholders=False)
+                transformer=_BUILDER, maybe_placeholders=False)
 
 
 def _end_position(text: str) -> tuple[int, int]:
@@ -331,6 +350,12 @@ def parse_gbnf(text: str, *, source: str | None = None, start: str = "root",
     (1-based `.line`/`.column`) for malformed or unsupported syntax, BudgetExceeded for text or
     repetition counts over `limits`, TypeError for arguments of the wrong type.
     """
+    return _parse(text, source, start, limits, direct=True)
+
+
+def _parse(text: str, source: str | None, start: str, limits: Limits, direct: bool) -> Grammar:
+    """`parse_gbnf`; with `direct` False, every text is parsed by Lark alone (the definition
+    the direct reader is tested against)."""
     if not isinstance(text, str):
         raise TypeError(f"parse_gbnf() needs a str grammar, got {type(text).__name__}")
     if not isinstance(start, str):
@@ -350,7 +375,7 @@ def parse_gbnf(text: str, *, source: str | None = None, start: str = "root",
             raise _err("NUL character in the grammar: llama.cpp stops reading there; write \\x00 "
                        "inside a string or class", *_end_position(text[:nul]))
         with deadline.compile_deadline(limits):
-            grammar = _parser().parse(text)
+            grammar = _read(text, source, limits, direct)
         assert isinstance(grammar, Grammar)
         return Grammar(grammar.rules, start=start, source=source)
     except UnexpectedInput as e:

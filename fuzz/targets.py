@@ -6,7 +6,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from grammask.compiler import GrammarError, compile_grammar, compile_ir
+from grammask.compiler import GrammarError, compile_grammar, compile_ir, gbnf
 from grammask.compiler.gbnf import parse_gbnf
 from grammask.compiler.ir import Grammar, Node
 from grammask.compiler.json_schema import JsonSchemaOptions, compile_json_schema, schema_to_grammar
@@ -14,6 +14,8 @@ from grammask.compiler.lark_grammar import parse_lark
 from grammask.compiler.regex import parse_regex
 from grammask.runtime import Matcher, Vocabulary
 from grammask.runtime.compiled import CompiledGrammar
+
+from tests.parse_outcomes import outcome
 
 from .common import BYTES, LIMITS, FindingError, Target, input_rng, reference_for, walk
 from .corpus import DATA, PATTERNS, grammar_seeds, schema_seeds
@@ -159,12 +161,22 @@ def matcher_target(vocab: Vocabulary) -> Target:
     return Target("matcher", ["0", "1", "2"], run, mutate)
 
 
+def _gbnf_as_lark_reads_it(text: str) -> Grammar:
+    """`parse_gbnf(text)`, checked to be exactly what Lark's parser alone gives (the direct
+    reader's grammar, spans and errors)."""
+    ours = outcome(lambda: parse_gbnf(text, limits=LIMITS))
+    lark = outcome(lambda: gbnf._parse(text, None, "root", LIMITS, direct=False))
+    if ours != lark:
+        raise FindingError(f"the GBNF reader and Lark differ: {str(ours)[:300]} against "
+                           f"{str(lark)[:300]}")
+    return parse_gbnf(text, limits=LIMITS)
+
+
 def frontend_targets() -> dict[str, Callable[[], Target]]:
     """The frontend targets by name, each built on demand."""
     return {
         "regex": lambda: frontend("regex", lambda t: parse_regex(t, limits=LIMITS), PATTERNS),
-        "gbnf": lambda: frontend("gbnf", lambda t: parse_gbnf(t, limits=LIMITS),
-                                 grammar_seeds("gbnf")),
+        "gbnf": lambda: frontend("gbnf", _gbnf_as_lark_reads_it, grammar_seeds("gbnf")),
         "lark": lambda: frontend("lark", lambda t: parse_lark(t, limits=LIMITS)[0],
                                  grammar_seeds("lark")),
     }
