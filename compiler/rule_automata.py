@@ -423,10 +423,33 @@ def _common_classes(dfas: list[RuleDFA]) -> np.ndarray:
     """int32[256]: the coarsest byte partition that refines every rule's own classes. Two of
     its classes are apart in some rule, whose columns for them differ (`RuleDFA`), so the
     assembled table has no two equal columns."""
-    common = np.zeros(256, dtype=np.int64)
-    for d in dfas:
-        _, common = np.unique(common * 65536 + d.table.byte_class, return_inverse=True)
-    return common.astype(np.int32)
+    return _refine(np.stack([d.table.byte_class for d in dfas]))
+
+
+@njit(cache=True, nogil=True)
+def _refine(labels):  # type: ignore[no-untyped-def]
+    """int32[256]: bytes b and c share a class iff labels[:, b] == labels[:, c]; classes
+    numbered in order of their first byte."""
+    out = np.empty(256, dtype=np.int32)
+    first = np.empty(256, dtype=np.int64)
+    n = 0
+    for b in range(256):
+        found = -1
+        for k in range(n):
+            same = True
+            for r in range(labels.shape[0]):
+                if labels[r, first[k]] != labels[r, b]:
+                    same = False
+                    break
+            if same:
+                found = k
+                break
+        if found < 0:
+            first[n] = b
+            found = n
+            n += 1
+        out[b] = found
+    return out
 
 
 @njit(cache=True, nogil=True)

@@ -53,20 +53,22 @@ def _grown(a: np.ndarray, need: int) -> np.ndarray:
     return out
 
 
-_PER_TRIE: weakref.WeakKeyDictionary[TokenTrie, tuple[np.ndarray, np.ndarray]] = \
+_PER_TRIE: weakref.WeakKeyDictionary[TokenTrie, tuple[np.ndarray, np.ndarray, np.ndarray]] = \
     weakref.WeakKeyDictionary()
 
 
-def _trie_arrays(trie: TokenTrie, n_words: int) -> tuple[np.ndarray, np.ndarray]:
-    """(the uint32 row of every token in `trie`, `next_shorter_prefix` of its lcp), shared by
-    every grammar over it and never written (kept writeable so kernels see one array type)."""
+def _trie_arrays(trie: TokenTrie, n_words: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the uint32 row of every token in `trie`, `next_shorter_prefix` of its lcp, the trie
+    positions 0..n-1), shared by every grammar over it and never written (kept writeable so
+    kernels see one array type)."""
     cached = _PER_TRIE.get(trie)
     if cached is None or len(cached[0]) != n_words:
         bits = np.zeros(32 * n_words, dtype=np.bool_)
         bits[trie.ids] = True
         skip = np.empty(trie.n_tokens, dtype=np.int32)
         next_shorter_prefix(trie.lcp, skip)
-        cached = np.packbits(bits, bitorder="little").view(np.uint32), skip
+        cached = (np.packbits(bits, bitorder="little").view(np.uint32), skip,
+                  np.arange(trie.n_tokens, dtype=np.int32))
         _PER_TRIE[trie] = cached
     return cached
 
@@ -80,9 +82,8 @@ class PushdownTokenSets:
         self.trie: TokenTrie = token_trie(vocab)
         self.trie.check_ids(vocab.size)
         self.n_words = bitmask_words(vocab.size)
-        self.base_row, self.skip = _trie_arrays(self.trie, self.n_words)
+        self.base_row, self.skip, self._identity = _trie_arrays(self.trie, self.n_words)
         self.split = content_split(self.trie, self.n_words)
-        self._identity = np.arange(self.trie.n_tokens, dtype=np.int32)
         # Scratch of `classify_tokens`, used under the lock only.
         self._walk_scratch = (np.zeros(self.trie.max_len + 2, dtype=np.bool_),
                               np.zeros((self.trie.max_len + 2, 3), dtype=np.int64),

@@ -7,7 +7,8 @@ Invariants (checked once in `__post_init__`, trusted by the Numba kernels afterw
   `data[offsets[i]:offsets[i+1]]` (uint8) are non-empty.
 - `lcp` is int32[m]: `lcp[i]` is exactly the length of the common prefix of tokens i-1 and i
   (`lcp[0] == 0`), so `lcp[i] <= max_len`.
-- `max_len` is the longest token's length (0 for an empty trie).
+- `max_len` is the longest token's length (0 for an empty trie); `max_id` (derived) the
+  largest id (-1 for an empty trie).
 - Every array is C-contiguous and immutable (see `DFATable`).
 A token-set store over a vocabulary of `size` ids also needs `ids < size` (`check_ids`).
 Walking tokens in this order lets an automaton reuse the states of the shared prefix and skip
@@ -16,7 +17,7 @@ every token that extends a prefix already rejected: a depth-first walk of the tr
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
@@ -34,6 +35,7 @@ class TokenTrie:
     offsets: np.ndarray
     lcp: np.ndarray
     max_len: int
+    max_id: int = field(init=False)
 
     def __post_init__(self) -> None:
         for name, dtype in (("ids", np.int32), ("data", np.uint8), ("offsets", np.int64),
@@ -56,6 +58,7 @@ class TokenTrie:
         object.__setattr__(self, "max_len", int(max_len))
         if m and (ids.min() < 0 or len(np.unique(ids)) != m):
             raise ValueError("ids must be distinct and non-negative")
+        object.__setattr__(self, "max_id", int(ids.max()) if m else -1)
         if not _sorted_with_prefixes(data, offsets, lcp):
             raise ValueError("tokens must be sorted by their bytes, with lcp their common prefixes")
 
@@ -64,8 +67,8 @@ class TokenTrie:
 
     def check_ids(self, size: int) -> None:
         """Raise ValueError unless every id is below `size` (the bitmask covers the trie)."""
-        if self.n_tokens and int(self.ids.max()) >= size:
-            raise ValueError(f"trie token id {int(self.ids.max())} out of range [0, {size})")
+        if self.max_id >= size:
+            raise ValueError(f"trie token id {self.max_id} out of range [0, {size})")
 
     @property
     def n_tokens(self) -> int:
