@@ -197,17 +197,17 @@ def counted_dfa(nfa: NFA, counted: np.ndarray, classes: np.ndarray, n_calls: int
     # Read-only, as `minimize.minimal` passes them: one compiled kernel for both.
     transitions, accepting = read_only(transitions), read_only(accepting)
     k = transitions.shape[1]
-    sigs: dict[tuple[int, tuple[int, ...]], int] = {}
+    sigs: dict[tuple[int, bytes, bytes], int] = {}
     sig_of = np.empty(len(counted), dtype=np.int64)
-    for g, (q, bound) in enumerate(counted.tolist()):
-        spans = tuple(x for j in range(nfa.edge_off[q], nfa.edge_off[q + 1])
-                      for x in (int(lo[j]), int(hi[j])))
-        sig_of[g] = sigs.setdefault((bound, spans), len(sigs))
+    firsts, ends = nfa.edge_off[loops].tolist(), nfa.edge_off[loops + 1].tolist()
+    for g, (a, b, bound) in enumerate(zip(firsts, ends, counted[:, 1].tolist())):
+        sig_of[g] = sigs.setdefault((bound, lo[a:b].tobytes(), hi[a:b].tobytes()), len(sigs))
     sig_cols = np.zeros((len(sigs), k), dtype=np.bool_)
     sig_bound = np.empty(len(sigs), dtype=np.int64)
-    for (bound, spans), x in sigs.items():
+    for (bound, los, his), x in sigs.items():
         sig_bound[x] = bound
-        for a, b in zip(spans[::2], spans[1::2]):
+        for a, b in zip(np.frombuffer(los, dtype=lo.dtype).tolist(),
+                        np.frombuffer(his, dtype=hi.dtype).tolist()):
             sig_cols[x, a:b + 1] = True
     labels, group, gsig = _labels(pool, pool_off, transitions, loop_of, sig_of, sig_cols,
                                   nfa.edge_off, lo, hi)

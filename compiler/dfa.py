@@ -169,14 +169,27 @@ def trimmed(byte_class: np.ndarray, table: np.ndarray, accepting: np.ndarray,
         return Table(np.zeros(256, dtype=np.int32), np.full((1, 1), -1, dtype=np.int32),
                      np.zeros(1, dtype=bool))
     own = table.shape[1] - n_calls
+    table = np.ascontiguousarray(table, dtype=np.int32)
     if compact:
-        new_of_old, first = merge_columns(table, own)
+        new_of_old, first = _merge_columns(table, own)
         if len(first) < own:
             byte_class = new_of_old[byte_class]
-            table = np.ascontiguousarray(np.concatenate((table[:, first], table[:, own:]),
-                                                        axis=1))
-    return Table(read_only(byte_class), read_only(np.ascontiguousarray(table)),
-                 read_only(accepting))
+            table = _kept_columns(table, first, own)
+    return Table(read_only(byte_class), read_only(table), read_only(accepting))
+
+
+@njit(cache=True, nogil=True)
+def _kept_columns(table, first, own):  # type: ignore[no-untyped-def]
+    """The columns `first` of the first `own` columns of `table`, then all the others."""
+    n, k = table.shape
+    m = len(first)
+    out = np.empty((n, m + k - own), dtype=np.int32)
+    for s in range(n):
+        for j in range(m):
+            out[s, j] = table[s, first[j]]
+        for c in range(own, k):
+            out[s, m + c - own] = table[s, c]
+    return out
 
 
 def merge_columns(table: np.ndarray, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -201,14 +201,17 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
     n_edges = n_accepting = 0
     push_node, push_kid, lookup = nodes.append, kid_list.append, index.get
     push_kind, push_arg = kind_of.append, arg.extend
-    i = 0
-    while i < len(nodes):
+    push_kid_off, push_list_off = kid_off.append, list_off.append
+    # `nodes` grows while it is walked: each composite node appends its new children.
+    for i, n in enumerate(nodes):
         if not i & 4095:
             deadline.check()
-        n = nodes[i]
         kind = type(n)
         if kind is Seq or kind is Choice or kind is Repeat:
-            kids = _kids(n, inline)
+            kids = (n.items if kind is Seq else n.alternatives if kind is Choice  # type: ignore[union-attr]
+                    else (n.item,))  # type: ignore[union-attr]
+            if inline and RuleRef in map(type, kids):
+                kids = tuple(_inlined(k, inline) for k in kids)
             for k in kids:
                 j = lookup(id(k))
                 if j is None:
@@ -259,9 +262,8 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
             refs.append((i, n.name))  # type: ignore[union-attr]
         else:
             raise GrammarError(f"cannot lower IR node {kind.__name__} to an NFA")
-        kid_off.append(len(kid_list))
-        list_off.append(len(list_pairs))
-        i += 1
+        push_kid_off(len(kid_list))
+        push_list_off(len(list_pairs))
     args = np.array(arg, dtype=np.int64).reshape(-1, 6)
     for loop, k in splits.items():
         args[loop, 2] = k

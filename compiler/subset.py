@@ -243,7 +243,7 @@ def subset_construction(e_off: np.ndarray, e_lo: np.ndarray, e_hi: np.ndarray,
     m = -1 past `max_states`. Raises `BudgetExceeded` when the compile deadline passes."""
     important, pool, pool_off, trans, table, single, mark, stack, buf, seeds = _subset_start(
         e_off, eps_off, eps_to, start, accept, k)
-    gen, m, d, chunk = 1, 1, 0, 64
+    gen, m, d, chunk = 1, 1, 0, 1024
     while d < m:
         began = time.monotonic()
         pool, pool_off, trans, table, seeds, gen, m, d = _subset_steps(
