@@ -64,32 +64,34 @@ def moves_reach_and_live(transitions, extra_offsets, extra_to, starts, accepting
     along `transitions` (-1 entries skipped) and, from each state s, to the states
     extra_to[extra_offsets[s]:extra_offsets[s + 1]] (the call edges of rule automata).
 
-    The table is read once, into its moves by source; both searches then walk only moves."""
+    The table is read into its moves by source (counted, then written); both searches then
+    walk only moves."""
     n, k = transitions.shape
     off = np.zeros(n + 1, dtype=np.int64)
-    to = np.empty(max(16, 2 * n + len(extra_to)), dtype=np.int64)
-    m = 0
     for s in range(n):
-        if m + k + extra_offsets[s + 1] - extra_offsets[s] > len(to):
-            grown = np.empty(2 * len(to) + k + extra_offsets[s + 1] - extra_offsets[s],
-                             dtype=np.int64)
-            grown[:m] = to[:m]
-            to = grown
+        moves = extra_offsets[s + 1] - extra_offsets[s]
+        for c in range(k):
+            if transitions[s, c] >= 0:
+                moves += 1
+        off[s + 1] = off[s] + moves
+    m = off[n]
+    to = np.empty(m, dtype=np.int32)
+    for s in range(n):
+        j = off[s]
         for c in range(k):
             t = transitions[s, c]
             if t >= 0:
-                to[m] = t
-                m += 1
-        for j in range(extra_offsets[s], extra_offsets[s + 1]):
-            to[m] = extra_to[j]
-            m += 1
-        off[s + 1] = m
+                to[j] = t
+                j += 1
+        for e in range(extra_offsets[s], extra_offsets[s + 1]):
+            to[j] = extra_to[e]
+            j += 1
     counts = np.zeros(n + 1, dtype=np.int64)
     for j in range(m):
         counts[to[j] + 1] += 1
     for s in range(n):
         counts[s + 1] += counts[s]
-    preds = np.empty(m, dtype=np.int64)
+    preds = np.empty(m, dtype=np.int32)
     fill = counts[:n].copy()
     for s in range(n):
         for j in range(off[s], off[s + 1]):
