@@ -23,7 +23,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
-import operator
 import threading
 from collections.abc import Callable, Iterable, Mapping
 
@@ -164,32 +163,38 @@ def _summary(node: Node, rules: dict[str, Summary], memo: dict[int, Summary]) ->
     """The summary of `node` given those of the rules (a missing rule derives nothing)."""
 
     def combine(n: Node, kids: list[Summary]) -> Summary:
-        if isinstance(n, RuleRef):
-            return rules.get(n.name, _UNPRODUCTIVE)
-        if isinstance(n, Seq):
-            if not all(k[0] for k in kids):
-                return _UNPRODUCTIVE
+        kind = type(n)
+        if kind is RuleRef:
+            return rules.get(n.name, _UNPRODUCTIVE)  # type: ignore[union-attr]
+        if kind is Seq:
             first = last = 0
+            nullable = True
             for k in kids:
-                first |= k[2]
-                if not k[1]:
-                    break
+                if not k[0]:
+                    return _UNPRODUCTIVE
+                if nullable:
+                    first |= k[2]
+                    nullable = k[1]
             for k in reversed(kids):
                 last |= k[3]
                 if not k[1]:
                     break
-            return True, all(k[1] for k in kids), first, last
-        if isinstance(n, Choice):
-            alive = [k for k in kids if k[0]]
-            if not alive:
-                return _UNPRODUCTIVE
-            return (True, any(k[1] for k in alive), functools.reduce(operator.or_, (k[2] for k in alive)),
-                    functools.reduce(operator.or_, (k[3] for k in alive)))
-        if isinstance(n, Repeat):
+            return True, nullable, first, last
+        if kind is Choice:
+            alive = nullable = False
+            first = last = 0
+            for k in kids:
+                if k[0]:
+                    alive = True
+                    nullable = nullable or k[1]
+                    first |= k[2]
+                    last |= k[3]
+            return (True, nullable, first, last) if alive else _UNPRODUCTIVE
+        if kind is Repeat:
             (item,) = kids
-            if n.max == 0 or not item[0]:
-                return _EMPTY if n.min == 0 else _UNPRODUCTIVE
-            return True, n.min == 0 or item[1], item[2], item[3]
+            if n.max == 0 or not item[0]:  # type: ignore[union-attr]
+                return _EMPTY if n.min == 0 else _UNPRODUCTIVE  # type: ignore[union-attr]
+            return True, n.min == 0 or item[1], item[2], item[3]  # type: ignore[union-attr]
         return _leaf_summary(n)
 
     return fold(node, combine, memo)
