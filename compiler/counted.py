@@ -192,7 +192,7 @@ def counted_dfa(nfa: NFA, counted: np.ndarray, classes: np.ndarray, n_calls: int
     loop_of[loops] = np.arange(len(counted))
     if not _loops_apart(loops, loop_of, nfa.eps_off, nfa.eps_to):
         return None
-    lo, hi = edge_columns(nfa, classes, n_calls)
+    lo, hi = edge_columns(nfa, classes)
     transitions, accepting, pool, pool_off = subset_sets(nfa, classes, n_calls, limits, (lo, hi))
     # Read-only, as `minimize.minimal` passes them: one compiled kernel for both.
     transitions, accepting = read_only(transitions), read_only(accepting)

@@ -23,13 +23,27 @@ from .subset import subset_construction
 
 def byte_classes(nfas: NFA | Iterable[NFA]) -> np.ndarray:
     """int32[256]: the coarsest partition of bytes that every byte edge of the NFAs respects."""
-    cuts = np.zeros(257, dtype=bool)
-    for nfa in [nfas] if isinstance(nfas, NFA) else nfas:
-        byte = nfa.edge_lo < CALL
-        cuts[nfa.edge_lo[byte]] = True
-        cuts[nfa.edge_hi[byte] + 1] = True
-    cuts[0] = False
-    return np.cumsum(cuts[:256]).astype(np.int32)
+    if isinstance(nfas, NFA):
+        return _byte_classes(nfas.edge_lo, nfas.edge_hi)
+    nfas = list(nfas)
+    return _byte_classes(np.concatenate([n.edge_lo for n in nfas] + [np.zeros(0, np.int32)]),
+                         np.concatenate([n.edge_hi for n in nfas] + [np.zeros(0, np.int32)]))
+
+
+@njit(cache=True, nogil=True)
+def _byte_classes(edge_lo, edge_hi):  # type: ignore[no-untyped-def]
+    cuts = np.zeros(257, dtype=np.bool_)
+    for j in range(len(edge_lo)):
+        if edge_lo[j] < CALL:
+            cuts[edge_lo[j]] = True
+            cuts[edge_hi[j] + 1] = True
+    out = np.empty(256, dtype=np.int32)
+    c = 0
+    for b in range(256):
+        if b and cuts[b]:
+            c += 1
+        out[b] = c
+    return out
 
 
 def determinize(
@@ -57,14 +71,22 @@ def subset_table(nfa: NFA, classes: np.ndarray, n_calls: int = 0,
     return subset_sets(nfa, classes, n_calls, limits)[:2]
 
 
-def edge_columns(nfa: NFA, classes: np.ndarray, n_calls: int) -> tuple[np.ndarray, np.ndarray]:
-    """The first and last column of each edge of `nfa` over `classes` and `n_calls` call
-    columns (the byte classes of a range are consecutive)."""
-    n_bytes = int(classes.max()) + 1
-    column = np.concatenate([classes, n_bytes + np.arange(n_calls, dtype=np.int32)])
-    lo = np.where(nfa.edge_lo >= CALL, nfa.edge_lo - CALL + 256, nfa.edge_lo)
-    hi = np.where(nfa.edge_hi >= CALL, nfa.edge_hi - CALL + 256, nfa.edge_hi)
-    return column[lo], column[hi]
+def edge_columns(nfa: NFA, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first and last column of each edge of `nfa` over `classes`, then one column per
+    called rule (the byte classes of a range are consecutive)."""
+    return _edge_columns(nfa.edge_lo, nfa.edge_hi, classes)
+
+
+@njit(cache=True, nogil=True)
+def _edge_columns(edge_lo, edge_hi, classes):  # type: ignore[no-untyped-def]
+    n_bytes = classes.max() + 1
+    lo = np.empty(len(edge_lo), dtype=np.int32)
+    hi = np.empty(len(edge_lo), dtype=np.int32)
+    for j in range(len(edge_lo)):
+        a, b = edge_lo[j], edge_hi[j]
+        lo[j] = classes[a] if a < CALL else n_bytes + a - CALL
+        hi[j] = classes[b] if b < CALL else n_bytes + b - CALL
+    return lo, hi
 
 
 def subset_sets(nfa: NFA, classes: np.ndarray, n_calls: int = 0,
@@ -75,7 +97,7 @@ def subset_sets(nfa: NFA, classes: np.ndarray, n_calls: int = 0,
     pool_off), the important states of DFA state d (those with edges, and the accept state)
     being pool[pool_off[d]:pool_off[d + 1]]. `columns`: `edge_columns`, when the caller has
     them."""
-    lo, hi = edge_columns(nfa, classes, n_calls) if columns is None else columns
+    lo, hi = edge_columns(nfa, classes) if columns is None else columns
     transitions, accepting, m, pool, pool_off = subset_construction(
         nfa.edge_off, lo, hi, nfa.edge_to, nfa.eps_off, nfa.eps_to, nfa.start, nfa.accept,
         int(classes.max()) + 1 + n_calls, limits.max_dfa_states)
