@@ -1,10 +1,11 @@
 """What `PushdownTable` derives from its rule automata, as worklist kernels linear in the
-size of the table: the trimmed check and the least fixpoints `ends`/`nullable`, `first` and
+size of the table: the index and trimmed checks and the least fixpoints `ends`/`nullable`, `first` and
 `follow`/`can_end` (see `PushdownTable._derived`).
 
-The trimmed check walks the table itself (byte moves and call edges); the fixpoints walk the
-call edges (source state, callee rule, next state). Kernels take validated
-tables only (every index in range); bit sets of bytes are uint64[., 4].
+The index check and the trimmed check walk the table itself (byte moves and call edges); the
+fixpoints walk the call edges (source state, callee rule, next state). Every kernel but the
+index check takes tables whose indices are checked to lie in range; bit sets of bytes are
+uint64[., 4].
 """
 from __future__ import annotations
 
@@ -28,6 +29,42 @@ def byte_bits(transitions, byte_class):  # type: ignore[no-untyped-def]
                 for w in range(4):
                     out[s, w] |= of_class[c, w]
     return out
+
+
+@njit(cache=True, nogil=True)
+def index_errors(byte_class, transitions, call_offsets, call_rule, call_next, state_rule,  # type: ignore[no-untyped-def]
+                 rule_start):
+    """0 when every index of a pushdown table lies in range, else the number (1-7) of the
+    first check that fails, in the order of `PushdownTable`'s invariants. Shapes must be
+    checked first: byte_class (256,), accepting and state_rule (n,), call_offsets (n + 1,),
+    call_next like call_rule."""
+    n, k = transitions.shape
+    r = len(rule_start)
+    for b in range(256):
+        if byte_class[b] < 0 or byte_class[b] >= k:
+            return 1
+    for s in range(n):
+        for c in range(k):
+            if transitions[s, c] < -1 or transitions[s, c] >= n:
+                return 2
+    if call_offsets[0] != 0 or call_offsets[n] != len(call_rule):
+        return 3
+    for s in range(n):
+        if call_offsets[s + 1] < call_offsets[s]:
+            return 3
+    for j in range(len(call_rule)):
+        if call_rule[j] < 0 or call_rule[j] >= r or call_next[j] < 0 or call_next[j] >= n:
+            return 4
+    for s in range(n):
+        if state_rule[s] < 0 or state_rule[s] >= r:
+            return 5
+    for x in range(r):
+        if rule_start[x] < 0 or rule_start[x] >= n:
+            return 6
+    for x in range(r):
+        if state_rule[rule_start[x]] != x:
+            return 7
+    return 0
 
 
 @njit(cache=True, nogil=True)
@@ -58,11 +95,20 @@ def table_structure(transitions: np.ndarray, call_offsets: np.ndarray, call_next
             n - int(reach.sum()), n - int(live.sum()))
 
 
-def _csr(n: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets int64[n + 1], order) grouping the positions of `keys` (in [0, n)) by key."""
-    order = np.argsort(keys, kind="stable")
+@njit(cache=True, nogil=True)
+def _csr(n, keys):  # type: ignore[no-untyped-def]
+    """(offsets int64[n + 1], order) grouping the positions of `keys` (in [0, n)) by key, in
+    order within each key."""
     offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(keys, minlength=n), out=offsets[1:])
+    for j in range(len(keys)):
+        offsets[keys[j] + 1] += 1
+    for x in range(n):
+        offsets[x + 1] += offsets[x]
+    fill = offsets[:n].copy()
+    order = np.empty(len(keys), dtype=np.int64)
+    for j in range(len(keys)):
+        order[fill[keys[j]]] = j
+        fill[keys[j]] += 1
     return offsets, order
 
 

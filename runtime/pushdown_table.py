@@ -27,7 +27,8 @@ import numpy as np
 
 from .arrays import checked_array, immutable
 from .dfa_table import checked_state
-from .pushdown_derive import byte_bits, ends_fixpoint, propagate_or, table_structure
+from .pushdown_derive import (byte_bits, ends_fixpoint, index_errors, propagate_or,
+                              table_structure)
 
 
 def _unpack(bits: np.ndarray) -> np.ndarray:
@@ -105,26 +106,22 @@ class PushdownTable:
             raise TypeError("rule_names must be a tuple of str")
         if r < 1 or len(names) != r:
             raise ValueError("rule_start and rule_names must name the same, non-zero rules")
-        if bc.min() < 0 or bc.max() >= k:
-            raise ValueError(f"byte_class values must lie in [0, {k})")
-        if tr.min() < -1 or tr.max() >= n:
-            raise ValueError(f"transitions must lie in [-1, {n})")
         if self.accepting.shape != (n,) or self.state_rule.shape != (n,):
             raise ValueError(f"accepting and state_rule must have shape ({n},)")
-        off = self.call_offsets
         m = self.call_rule.shape[0]
-        if (off.shape != (n + 1,) or off[0] != 0 or off[-1] != m or (np.diff(off) < 0).any()
-                or self.call_next.shape != (m,)):
+        if self.call_offsets.shape != (n + 1,) or self.call_next.shape != (m,):
             raise ValueError("call_offsets must run from 0 to len(call_rule), non-decreasing")
-        if m and (self.call_rule.min() < 0 or self.call_rule.max() >= r
-                  or self.call_next.min() < 0 or self.call_next.max() >= n):
-            raise ValueError("call_rule or call_next out of range")
-        if self.state_rule.min() < 0 or self.state_rule.max() >= r:
-            raise ValueError(f"state_rule must lie in [0, {r})")
-        if self.rule_start.min() < 0 or self.rule_start.max() >= n:
-            raise ValueError(f"rule_start must lie in [0, {n})")
-        if (self.state_rule[self.rule_start] != np.arange(r)).any():
-            raise ValueError("rule_start[r] must be a state of rule r")
+        failed = index_errors(bc, tr, self.call_offsets, self.call_rule, self.call_next,
+                              self.state_rule, self.rule_start)
+        if failed:
+            raise ValueError((
+                f"byte_class values must lie in [0, {k})",
+                f"transitions must lie in [-1, {n})",
+                "call_offsets must run from 0 to len(call_rule), non-decreasing",
+                "call_rule or call_next out of range",
+                f"state_rule must lie in [0, {r})",
+                f"rule_start must lie in [0, {n})",
+                "rule_start[r] must be a state of rule r")[failed - 1])
         object.__setattr__(self, "start_rule", checked_state(self.start_rule, r, "start_rule"))
 
     def _call_sources(self) -> np.ndarray:
