@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..runtime.csr import csr_order
 from . import deadline
 from .flat_ir import CALL, FlatIR, flatten
 from .ir import Node
@@ -38,9 +39,7 @@ from .thompson import thompson
 
 def _csr(n: int, src: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
     """(offsets int64[n + 1], the columns ordered by source state)."""
-    order = np.argsort(src, kind="stable")
-    off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=n), out=off[1:])
+    off, order = csr_order(n, src)
     return (off, *(np.ascontiguousarray(c[order], dtype=np.int32) for c in columns))
 
 
@@ -64,9 +63,10 @@ class NFA:
                     accept: int) -> NFA:
         """The NFA with `n` states, edges (src, lo, hi, to) and epsilon edges (eps_src, eps_to)
         in any order."""
-        edge_off, lo, hi, to = _csr(n, np.asarray(src, dtype=np.int64), np.asarray(lo),
-                                    np.asarray(hi), np.asarray(to))
-        eps_off, eps_to = _csr(n, np.asarray(eps_src, dtype=np.int64), np.asarray(eps_to))
+        edge_off, lo, hi, to = _csr(n, np.ascontiguousarray(src, dtype=np.int64),
+                                    np.asarray(lo), np.asarray(hi), np.asarray(to))
+        eps_off, eps_to = _csr(n, np.ascontiguousarray(eps_src, dtype=np.int64),
+                               np.asarray(eps_to))
         return cls(edge_off, lo, hi, to, eps_off, eps_to, start, accept)
 
     @classmethod

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .csr import csr_order
 from .dfa_kernels import moves_reach_and_live
 
 
@@ -96,23 +97,6 @@ def table_structure(transitions: np.ndarray, call_offsets: np.ndarray, call_next
 
 
 @njit(cache=True, nogil=True)
-def _csr(n, keys):  # type: ignore[no-untyped-def]
-    """(offsets int64[n + 1], order) grouping the positions of `keys` (in [0, n)) by key, in
-    order within each key."""
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    for j in range(len(keys)):
-        offsets[keys[j] + 1] += 1
-    for x in range(n):
-        offsets[x + 1] += offsets[x]
-    fill = offsets[:n].copy()
-    order = np.empty(len(keys), dtype=np.int64)
-    for j in range(len(keys)):
-        order[fill[keys[j]]] = j
-        fill[keys[j]] += 1
-    return offsets, order
-
-
-@njit(cache=True, nogil=True)
 def _ends(ends, src, callee, nxt, rstart, by_next, next_order, by_start, start_order):  # type: ignore[no-untyped-def]
     """Close `ends` under: ends[src[e]] if ends[nxt[e]] and ends[rstart[callee[e]]]."""
     n = len(ends)
@@ -141,8 +125,8 @@ def ends_fixpoint(accepting: np.ndarray, src: np.ndarray, callee: np.ndarray, nx
                   rule_start: np.ndarray) -> np.ndarray:
     """The states from which their rule can finish by calls of nullable rules alone."""
     n = len(accepting)
-    by_next = _csr(n, nxt)
-    by_start = _csr(n, rule_start[callee])
+    by_next = csr_order(n, nxt)
+    by_start = csr_order(n, rule_start[callee])
     return _ends(accepting.copy(), src, callee, nxt, rule_start, by_next[0], by_next[1],
                  by_start[0], by_start[1])
 
@@ -177,6 +161,6 @@ def _propagate(values, offsets, order, targets):  # type: ignore[no-untyped-def]
 def propagate_or(values: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """The least `values` (uint64[n, w] bit sets, at least the given ones) with
     values[dst[e]] ⊇ values[src[e]] for every edge e."""
-    offsets, order = _csr(len(values), src)
+    offsets, order = csr_order(len(values), src)
     return _propagate(np.ascontiguousarray(values, dtype=np.uint64), offsets, order,
                       dst.astype(np.int64))

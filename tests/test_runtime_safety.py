@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grammask.compiler import compile_gbnf, compile_regex
 from grammask.runtime import (
@@ -26,6 +28,7 @@ from grammask.runtime import (
 )
 from grammask.runtime.token_trie import TokenTrie, token_trie
 
+from .budget import examples
 from .test_pushdown import anbn_table
 from .test_runtime_api import ab_star
 from .vocabularies import EOS, small_vocabulary
@@ -478,3 +481,23 @@ def test_many_matchers_on_many_threads_match_a_single_threaded_replay(kind: str)
         assert log == list(walk(compiled, seed, steps)), seed
     taken = [e[0] for log in logs.values() for e in log if e[0][0] == "allowed"]
     assert len(taken) > 100 and all(accepted for _, _, accepted in taken)
+
+
+@given(st.integers(1, 20).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.integers(0, n - 1), max_size=60))))
+@settings(max_examples=examples(100), deadline=None)
+def test_csr_order_is_a_stable_grouping(case: tuple[int, list[int]]) -> None:
+    from grammask.runtime.csr import csr_order
+
+    n, keys = case
+    offsets, order = csr_order(n, np.array(keys, dtype=np.int64))
+    assert order.tolist() == np.argsort(np.array(keys, dtype=np.int64), kind="stable").tolist()
+    assert offsets.tolist() == [0, *np.cumsum(np.bincount(keys, minlength=n)).tolist()]
+
+
+@pytest.mark.parametrize("keys", [[3], [-1], [0, 5, 1]])
+def test_csr_order_refuses_keys_out_of_range(keys: list[int]) -> None:
+    from grammask.runtime.csr import csr_order
+
+    with pytest.raises(ValueError, match="outside"):
+        csr_order(3, np.array(keys, dtype=np.int64))
