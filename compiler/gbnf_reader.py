@@ -51,8 +51,12 @@ def scan(text: str) -> Iterator[Token]:
     spaces and comments dropped); `Unread` where it would differ or fail."""
     pos, line, line_start = 0, 1, 0
     in_bounds = False
-    for m in _SCAN.finditer(text):
-        if m.start() != pos:
+    match = _SCAN.match
+    # Anchored at each position (a search would retry every later start: quadratic time on
+    # a long run of spaces before a character no token matches).
+    while True:
+        m = match(text, pos)
+        if m is None:
             raise Unread
         kind = m.lastgroup
         if kind == "END":
@@ -77,7 +81,6 @@ def scan(text: str) -> Iterator[Token]:
             in_bounds = True
         yield Token(kind, value, start, line, column, end_line, end_column, pos)
         line = end_line
-    raise Unread
 
 
 class _Reader:

@@ -12,6 +12,7 @@ import pytest
 from grammask.compiler import compile_json_schema, compile_regex
 from grammask.compiler.cli import main
 from grammask.compiler.errors import BudgetExceeded, GrammarError
+from grammask.compiler.gbnf import parse_gbnf
 from grammask.compiler.json_schema import schema_to_grammar
 from grammask.compiler.limits import Limits
 from grammask.compiler.pipeline import compile_gbnf, compile_lark
@@ -86,6 +87,15 @@ def test_parsing_a_huge_input_stops_at_the_compile_deadline(parse: object) -> No
     # Found by fuzzing: Lark takes seconds over inputs this long; its token stream checks the
     # deadline.
     budget("max_compile_seconds", lambda: parse(Limits(max_compile_seconds=0.2)))  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("gap", [" " * 200_000, "\t" * 200_000 + "# note"])
+def test_a_long_gap_before_a_bad_character_is_read_in_linear_time(gap: str) -> None:
+    # The GBNF reader once searched for its next token from every later position: quadratic in
+    # the run of spaces (minutes for this one), where Lark's lexer is linear.
+    with pytest.raises(GrammarError) as info:
+        parse_gbnf("root ::= " + gap + ("\n" if "#" in gap else "") + "@")
+    assert "'@'" in info.value.message
 
 
 def test_100000_alternatives_work() -> None:
