@@ -35,7 +35,7 @@ from . import deadline
 from .analyses.common import fold, rule_fixpoint, rule_worklist
 from .analyses.productivity import productive_node
 from .counted import counted_or_nfa
-from .dfa import Table, byte_classes, subset_table
+from .dfa import Table, byte_classes, merge_columns, subset_table
 from .errors import BudgetExceeded, GrammarError
 from .flat_ir import NO_INLINE, FlatIR, flatten
 from .ir import (
@@ -425,36 +425,11 @@ def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits) 
 
 
 def _common_classes(dfas: list[RuleDFA]) -> np.ndarray:
-    """int32[256]: the coarsest byte partition that refines every rule's own classes. Two of
-    its classes are apart in some rule, whose columns for them differ (`RuleDFA`), so the
+    """int32[256]: the coarsest byte partition that refines every rule's own classes (bytes
+    whose classes agree in every rule, numbered in order of their first byte). Two of its
+    classes are apart in some rule, whose columns for them differ (`RuleDFA`), so the
     assembled table has no two equal columns."""
-    return _refine(np.stack([d.table.byte_class for d in dfas]))
-
-
-@njit(cache=True, nogil=True)
-def _refine(labels):  # type: ignore[no-untyped-def]
-    """int32[256]: bytes b and c share a class iff labels[:, b] == labels[:, c]; classes
-    numbered in order of their first byte."""
-    out = np.empty(256, dtype=np.int32)
-    first = np.empty(256, dtype=np.int64)
-    n = 0
-    for b in range(256):
-        found = -1
-        for k in range(n):
-            same = True
-            for r in range(labels.shape[0]):
-                if labels[r, first[k]] != labels[r, b]:
-                    same = False
-                    break
-            if same:
-                found = k
-                break
-        if found < 0:
-            first[n] = b
-            found = n
-            n += 1
-        out[b] = found
-    return out
+    return merge_columns(np.stack([d.table.byte_class for d in dfas]))[0]
 
 
 @njit(cache=True, nogil=True)
