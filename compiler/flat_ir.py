@@ -202,7 +202,8 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
     push_node, push_kid, lookup = nodes.append, kid_list.append, index.get
     push_kind, push_arg = kind_of.append, arg.extend
     push_kid_off, push_list_off = kid_off.append, list_off.append
-    # `nodes` grows while it is walked: each composite node appends its new children.
+    # `nodes` grows while it is walked: each composite node appends its new children (taken
+    # here rather than by `_kids`, whose call per node was a third of the walk).
     for i, n in enumerate(nodes):
         if not i & 4095:
             deadline.check()
