@@ -1,6 +1,6 @@
-"""What `PushdownTable` derives from its rule automata, as worklist kernels linear in the
-size of the table: the index and trimmed checks and the least fixpoints `ends`/`nullable`, `first` and
-`follow`/`can_end` (see `PushdownTable._derived`).
+"""What `PushdownTable` checks and derives of its rule automata, as kernels linear in the size
+of the table: the index and trimmed checks, and the least fixpoints `ends`/`nullable`, `first`
+and `follow`/`can_end` (see `PushdownTable._derived`).
 
 The index check and the trimmed check walk the table itself (byte moves and call edges); the
 fixpoints walk the call edges (source state, callee rule, next state). Every kernel but the
