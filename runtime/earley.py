@@ -34,8 +34,9 @@ OVERFLOW = -1
 
 # counters: number of sets, generation of the set being built (dedup stamps), items in use
 # while building, generation for marking kernel states in fills, the Earley operations of the
-# current step and their bound (past it a kernel stops with OVERFLOW, changing nothing).
-N_SETS, GEN, N_ITEMS, MARK, WORK, WORK_LIMIT = range(6)
+# current step and their bound (past it a kernel stops with OVERFLOW, changing nothing), and
+# the items the last set got by scanning (the first ones of the set; the closure adds the rest).
+N_SETS, GEN, N_ITEMS, MARK, WORK, WORK_LIMIT, SCANNED = range(7)
 UNBOUNDED = 1 << 62
 
 
@@ -55,7 +56,7 @@ class EarleyArrays:
         per_state = np.zeros((n_states, 3), dtype=np.int64)
         per_state[:, 0] = -1
         per_state[:, 2] = -1
-        counters = np.zeros(6, dtype=np.int64)
+        counters = np.zeros(7, dtype=np.int64)
         counters[WORK_LIMIT] = UNBOUNDED
         return cls(np.zeros((capacity, 3), dtype=np.int32), np.zeros((set_capacity, 2), dtype=np.int32),
                    per_state, counters)
@@ -188,6 +189,7 @@ def _start(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_st
     counters[N_ITEMS] = 0
     if _add(items, per_state, counters, state, -1) == OVERFLOW:
         return OVERFLOW
+    counters[SCANNED] = 1
     if _close(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
               counters, 0) == OVERFLOW:
         return OVERFLOW
@@ -221,6 +223,7 @@ def _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
             sets[k + 1, 0] = base + 1
             counters[N_ITEMS] = base + 1
             counters[N_SETS] = k + 1
+            counters[SCANNED] = 1
             return 1
     counters[GEN] += 1
     counters[N_ITEMS] = base
@@ -230,6 +233,7 @@ def _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
             return OVERFLOW
     if counters[N_ITEMS] == base:
         return 0
+    counters[SCANNED] = counters[N_ITEMS] - base
     if _close(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
               counters, k) == OVERFLOW:
         return OVERFLOW

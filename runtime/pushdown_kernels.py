@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .earley import KERNEL, MARK, N_ITEMS, N_SETS, OVERFLOW, STEP, WORK, _push, _start
+from .earley import (GEN, KERNEL, MARK, N_ITEMS, N_SETS, OVERFLOW, SCANNED, STEP, WORK, _add,
+                     _close, _push, _start)
 
 # Columns of the store's per-state metadata.
 STATUS, DEFAULT, SLOT, PATCH_BEGIN, PATCH_LEN, UNC_BEGIN, UNC_LEN = range(7)
@@ -29,17 +30,44 @@ NEED = -2
 
 
 @njit(**STEP)
-def _note_chain(coff, acc, items, sets, chain, p):  # type: ignore[no-untyped-def]
-    """Record in chain[p] whether the materialized set p is one plain item (a state that
-    neither calls nor accepts): (state, origin, item slot), or state -1."""
+def _note_chain(coff, items, sets, counters, chain, p):  # type: ignore[no-untyped-def]
+    """Record in chain[p] whether the materialized set p is the closure of one scanned item
+    whose state calls no rule: (state, origin, item slot), or state -1."""
     j = sets[p, 0]
     s = items[j, 0]
-    if sets[p + 1, 0] - j == 1 and coff[s] == coff[s + 1] and not acc[s]:
+    if counters[SCANNED] == 1 and coff[s] == coff[s + 1]:
         chain[p, 0] = s
         chain[p, 1] = items[j, 1]
         chain[p, 2] = j
     else:
         chain[p, 0] = -1
+
+
+@njit(**STEP)
+def _chain_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,  # type: ignore[no-untyped-def]
+               counters, chain, p, closed):
+    """Write set p of a chain: its one item, with its closure when `closed`; OVERFLOW or 1."""
+    j = chain[p, 2]
+    if j >= items.shape[0] or p + 2 >= sets.shape[0]:
+        return OVERFLOW
+    sets[p, 0] = j
+    if not closed:
+        items[j, 0] = chain[p, 0]
+        items[j, 1] = chain[p, 1]
+        items[j, 2] = -1
+        sets[p, 1] = 0
+        sets[p + 1, 0] = j + 1
+        counters[N_ITEMS] = j + 1
+        return 1
+    counters[GEN] += 1
+    counters[N_ITEMS] = j
+    if _add(items, per_state, counters, chain[p, 0], chain[p, 1]) == OVERFLOW:
+        return OVERFLOW
+    if _close(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+              counters, p) == OVERFLOW:
+        return OVERFLOW
+    sets[p + 1, 0] = counters[N_ITEMS]
+    return 1
 
 
 @njit(**KERNEL)
@@ -56,7 +84,7 @@ def next_shorter_prefix(lcp, out):  # type: ignore[no-untyped-def]
 
 
 @njit(**KERNEL)
-def classify_tokens(g, e, state, follow, tries, slices, popok, chain, row, uncertain):  # type: ignore[no-untyped-def]
+def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, uncertain):  # type: ignore[no-untyped-def]
     """Walk the tokens of `slices` from root item (state, -1): set accepted tokens' bits in
     `row` (uint32 words), write the uncertain ones' positions in the first trie to `uncertain`
     (ascending); return (accepted, uncertain) counts, or (OVERFLOW, 0) when `e` must grow.
@@ -67,17 +95,22 @@ def classify_tokens(g, e, state, follow, tries, slices, popok, chain, row, uncer
     first bytes no token before `begin` has (so lcp[begin] is 0); the slices come in trie
     order. `popok` (bool) and `chain` (int64[:, 3]) are scratch of max token length + 2 rows.
 
-    A set that is one plain item, and each set after it reached by a byte to another plain
-    state, is only noted in `chain` (state, origin, the item slot it would take) and written
-    when a byte leaves the plain states: no set after it can have it as its origin, so within
-    a string the walk is one table lookup per byte."""
+    A set that is the closure of one scanned item whose state calls no rule, and each set
+    after it reached by a byte to another such state, is only noted in `chain` (state,
+    origin, the item slot it would take) and written when a byte leaves those states: no set
+    after it can have it as its origin, so inside a string or a name the walk is one table
+    lookup per byte. The items the closure of an accepting state adds (callers moved past the
+    finished rule) can scan only the bytes that follow its rule (`follows`, the table's
+    `follow`), so on any other byte the one item decides alone, and the set is written whole
+    only before such a byte."""
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
     items, sets, per_state, counters = e
     if _start(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
               counters, state) == OVERFLOW:
         return OVERFLOW, 0
+    follow = follows[srule[state]]
     popok[0] = False
-    _note_chain(coff, acc, items, sets, chain, 0)
+    _note_chain(coff, items, sets, counters, chain, 0)
     position = tries[10]
     n_acc = 0
     n_unc = 0
@@ -106,28 +139,26 @@ def classify_tokens(g, e, state, follow, tries, slices, popok, chain, row, uncer
             while p < length:
                 b = data[begin + p]
                 s = chain[p, 0]
+                if s >= 0 and acc[s] and follows[srule[s], b]:
+                    if _chain_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
+                                  per_state, counters, chain, p, True) == OVERFLOW:
+                        return OVERFLOW, 0
+                    s = -1
                 if s >= 0:
                     popok[p + 1] = popok[p]
                     t = tr[s, bc[b]]
                     if t < 0:
                         alive = False
                         break
-                    if coff[t] == coff[t + 1] and not acc[t]:
+                    if coff[t] == coff[t + 1]:
                         chain[p + 1, 0] = t
                         chain[p + 1, 1] = chain[p, 1]
                         chain[p + 1, 2] = chain[p, 2]
                         p += 1
                         continue
-                    j = chain[p, 2]
-                    if j >= items.shape[0] or p + 2 >= sets.shape[0]:
+                    if _chain_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
+                                  per_state, counters, chain, p, False) == OVERFLOW:
                         return OVERFLOW, 0
-                    items[j, 0] = s
-                    items[j, 1] = chain[p, 1]
-                    items[j, 2] = -1
-                    sets[p, 0] = j
-                    sets[p, 1] = 0
-                    sets[p + 1, 0] = j + 1
-                    counters[N_ITEMS] = j + 1
                 else:
                     popok[p + 1] = popok[p] or (sets[p, 1] == 1 and follow[b])
                 counters[N_SETS] = 1 + p
@@ -139,7 +170,7 @@ def classify_tokens(g, e, state, follow, tries, slices, popok, chain, row, uncer
                     alive = False
                     break
                 p += 1
-                _note_chain(coff, acc, items, sets, chain, p)
+                _note_chain(coff, items, sets, counters, chain, p)
             good = p
             if alive:
                 t = ids[i]

@@ -139,12 +139,11 @@ class PushdownTokenSets:
             (level.rest, level.rest_skip, level.rest_position)
         tries = (t.data, t.offsets, t.lcp, self.skip, t.ids,
                  rest.data, rest.offsets, rest.lcp, skip, rest.ids, position)
-        follow = self.table.follow[int(self.table.state_rule[state])]
         popok, chain, uncertain = self._walk_scratch
         while True:
             # A pass cut short by OVERFLOW set only bits of accepted tokens: kept.
             n_acc, n_unc = classify_tokens(self.g, self._scratch.kernel_args(), np.int32(state),
-                                           follow, tries, slices, popok, chain, words,
+                                           self.table.follow, tries, slices, popok, chain, words,
                                            uncertain)
             if n_acc != OVERFLOW:
                 return words, uncertain[:n_unc].copy(), int(n_acc) + n_known
