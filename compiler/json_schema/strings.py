@@ -87,15 +87,12 @@ def _add(out: CodePointMap, lo: int, hi: int, target: int) -> None:
         out.append((lo, hi, target))
 
 
-def _runs(byte_class: list[int], lo: int, hi: int) -> list[tuple[int, int, int]]:
+def _runs(byte_class: np.ndarray, lo: int, hi: int) -> list[tuple[int, int, int]]:
     """Maximal runs (first, last, class) of bytes lo..hi with the same byte class."""
-    out: list[tuple[int, int, int]] = []
-    for b in range(lo, hi + 1):
-        if out and byte_class[b] == out[-1][2]:
-            out[-1] = (out[-1][0], b, out[-1][2])
-        else:
-            out.append((b, b, byte_class[b]))
-    return out
+    part = byte_class[lo:hi + 1]
+    starts = np.flatnonzero(np.diff(part, prepend=-1))
+    ends = np.append(starts[1:], len(part)) - 1
+    return list(zip((starts + lo).tolist(), (ends + lo).tolist(), part[starts].tolist()))
 
 
 class _Encoder:
@@ -105,7 +102,7 @@ class _Encoder:
         self.values = values
         self.limits = limits
         self.rows = values.transitions.tolist()
-        bc = values.byte_class.tolist()
+        bc = values.byte_class
         self.continuation = _runs(bc, 0x80, 0xBF)
         self.leads = [(lo, hi, c, k) for first, last, k in _LAYERS
                       for lo, hi, c in _runs(bc, first, last)]
@@ -284,8 +281,8 @@ class _Encoder:
                    for s, cps in boundary.items()}
         special = np.full(256, -1, dtype=np.int64)
         special[_SPECIAL_BYTES] = _SPECIAL_BYTES
-        keys = np.stack([values.byte_class.astype(np.int64), special], axis=1)
-        _, first, column = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        keys = values.byte_class.astype(np.int64) * 512 + special + 1
+        _, first, column = np.unique(keys, return_index=True, return_inverse=True)
         column = column.reshape(256)
         n = self.first_new + self.n_new
         table = np.full((n, len(first)), -1, dtype=np.int32)
