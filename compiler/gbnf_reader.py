@@ -23,6 +23,8 @@ from typing import Any
 
 from lark import Token
 
+from . import deadline
+
 MAX_DEPTH = 100
 """Deepest nesting of parentheses read here; deeper text goes to Lark's (iterative) parser."""
 
@@ -46,12 +48,14 @@ class Unread(Exception):
     """The reader is not sure of this text; parse it with Lark."""
 
 
-def scan(text: str) -> Iterator[Token]:
+def scan(text: str) -> list[Token]:
     """The tokens of `text` as Lark's contextual lexer makes them (line breaks included,
     spaces and comments dropped); `Unread` where it would differ or fail."""
     pos, line, line_start = 0, 1, 0
     in_bounds = False
     match = _SCAN.match
+    out: list[Token] = []
+    push = out.append
     # Anchored at each position (a search would retry every later start: quadratic time on
     # a long run of spaces before a character no token matches).
     while True:
@@ -60,7 +64,7 @@ def scan(text: str) -> Iterator[Token]:
             raise Unread
         kind = m.lastgroup
         if kind == "END":
-            return
+            return out
         start, pos = m.span(kind)
         value = text[start:pos]
         column = start - line_start + 1
@@ -79,25 +83,30 @@ def scan(text: str) -> Iterator[Token]:
             in_bounds = kind != "RBRACE"
         elif kind == "LBRACE":
             in_bounds = True
-        yield Token(kind, value, start, line, column, end_line, end_column, pos)
+        push(Token(kind, value, start, line, column, end_line, end_column, pos))
         line = end_line
+        if not len(out) & 4095:
+            deadline.check()
 
 
 class _Reader:
     """Recursive descent over `specs/gbnf.lark`, calling the builder as Lark's parser would."""
 
-    def __init__(self, tokens: Iterator[Token], builder: Any) -> None:
+    def __init__(self, tokens: list[Token], builder: Any) -> None:
         self.tokens = tokens
+        self.kinds = [t.type for t in tokens] + [None]
+        self.at = 0
         self.b = builder
-        self.tok: Token | None = None
-        self.advance()
+        self.tok: Token | None = tokens[0] if tokens else None
 
     def advance(self) -> Token | None:
-        taken, self.tok = self.tok, next(self.tokens, None)
+        taken = self.tok
+        self.at += 1
+        self.tok = self.tokens[self.at] if self.at < len(self.tokens) else None
         return taken
 
     def kind(self) -> str | None:
-        return None if self.tok is None else self.tok.type
+        return self.kinds[self.at]
 
     def expect(self, kind: str) -> Token:
         if self.kind() != kind:
@@ -170,4 +179,4 @@ class _Reader:
 def read(text: str, builder: Any, postlex: Callable[[Iterator[Token]], Iterator[Token]]) -> Any:
     """What Lark's parser with `builder` as its transformer and `postlex` as its post-lexer
     returns for `text`; `Unread` where this reader is not sure of it."""
-    return _Reader(postlex(scan(text)), builder).start()
+    return _Reader(list(postlex(iter(scan(text)))), builder).start()
