@@ -32,6 +32,7 @@ CALL = 256
 """Edge symbols from CALL up are rule calls: CALL + r calls rule r."""
 
 SEQ, CHOICE, REPEAT, LITERAL, CLASS, AUTOMATON, REF = range(7)
+_COMPOSITE = np.array([k in (SEQ, CHOICE, REPEAT, AUTOMATON) for k in range(7)])
 _NO_ARG = (0, 0, 0, 0, 0, 0)
 NO_INLINE: Mapping[str, Node] = MappingProxyType({})
 """No inlined rules: every reference is a call (or an error)."""
@@ -41,6 +42,8 @@ NO_INLINE: Mapping[str, Node] = MappingProxyType({})
 def class_edges(ranges: tuple[tuple[int, int], ...]) -> tuple[int, np.ndarray]:
     """(inner states, edges int64[m, 4] (from, lo, hi, to)) of a character class's byte trie,
     in local numbering: 0 entry, 1 exit, 2.. inner."""
+    if ranges and ranges[-1][1] < 0x80:
+        return 0, np.array([(0, lo, hi, 1) for lo, hi in ranges], dtype=np.int64)
     prefix_state: dict[tuple[tuple[int, int], ...], int] = {}
     edges: list[tuple[int, int, int, int]] = []
     for lo, hi in ranges:
@@ -277,7 +280,7 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
         called = tuple(calls)
     kinds = np.array(kind_of, dtype=np.int64)
     kid_array = np.array(kid_list, dtype=np.int64)
-    composite = (kinds == SEQ) | (kinds == CHOICE) | (kinds == REPEAT) | (kinds == AUTOMATON)
+    composite = _COMPOSITE[kinds]
     return FlatIR(
         kind=kinds, kid_off=np.array(kid_off, dtype=np.int64), kids=kid_array, arg=args,
         shared=composite & (np.bincount(kid_array, minlength=len(nodes)) > 1),

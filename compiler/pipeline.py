@@ -19,20 +19,20 @@ from ..runtime.vocabulary import Vocabulary
 from . import deadline
 from .counted import counted_or_nfa
 from .deadline import compile_deadline
-from .dfa import determinize
+from .dfa import byte_classes, subset_table
 from .errors import BudgetExceeded, GrammarError
 from .flat_ir import flatten
 from .ir import Grammar, Node
 from .limits import DEFAULT_LIMITS, Limits
 from .lowering import check_references, find_cycle, inline_regular
-from .minimize import minimize
+from .minimize import minimize_table
 from .nfa import NFA, build_nfa
 
 
 def ir_to_dfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> DFATable:
     """The minimal trimmed DFA of an IR expression."""
     with compile_deadline(limits):
-        return _minimal(build_nfa(node, limits), limits)
+        return minimal_dfa(build_nfa(node, limits), limits)
 
 
 def grammar_dfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> DFATable:
@@ -42,17 +42,20 @@ def grammar_dfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> DFATable:
     with compile_deadline(limits):
         built = counted_or_nfa(flatten(node, limits, {}), limits)
         if isinstance(built, NFA):
-            return _minimal(built, limits)
+            return minimal_dfa(built, limits)
         check_table_bytes(built.transitions.nbytes, limits, "DFA transition table")
         return built.dfa()
 
 
-def _minimal(nfa: NFA, limits: Limits) -> DFATable:
+def minimal_dfa(nfa: NFA, limits: Limits = DEFAULT_LIMITS) -> DFATable:
+    """The minimal trimmed DFA of `nfa`, its subset table within `max_table_bytes`."""
     deadline.check()
-    dfa = determinize(nfa, limits)
-    check_table_bytes(dfa.transitions.nbytes, limits, "DFA transition table")
+    classes = byte_classes(nfa)
+    transitions, accepting = subset_table(nfa, classes, 0, limits)
+    check_table_bytes(transitions.nbytes, limits, "DFA transition table")
     deadline.check()
-    return minimize(dfa)
+    # Hopcroft's blocks trim as they minimize: no trimmed table in between.
+    return minimize_table(classes, transitions, accepting, 0)
 
 
 def check_table_bytes(nbytes: int, limits: Limits, what: str) -> None:
@@ -130,7 +133,7 @@ def clear_caches() -> None:
 
     rule_automata.clear_rule_dfas()
     for cached in (language_ops._node_dfa, language_ops._product, flat_ir.class_edges,
-                   flat_ir.automaton_edges, strings._any_string, strings._literals,
+                   flat_ir.automaton_edges, strings._literals,
                    numbers._number_leaf, excluded_names._without):
         cached.cache_clear()
 

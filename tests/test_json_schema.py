@@ -284,18 +284,19 @@ def test_members_and_elements_are_built_once(schema: object, monkeypatch) -> Non
     schemas avoid `true | false` and members whose futures coincide, which minimization
     merges too."""
     from grammask.compiler import counted, pipeline
+    from grammask.compiler.dfa import trim
 
     sizes: list[tuple[int, int]] = []
-    determinize, minimize = pipeline.determinize, pipeline.minimize
+    subset_table, minimize_table = pipeline.subset_table, pipeline.minimize_table
     subset_sets, quotient = counted.subset_sets, counted.quotient
 
-    def counted_determinize(*args: object):  # type: ignore[no-untyped-def]
-        dfa = determinize(*args)
-        sizes.append((dfa.n_states, -1))
-        return dfa
+    def counted_subset_table(nfa, classes, *args: object):  # type: ignore[no-untyped-def]
+        transitions, accepting = subset_table(nfa, classes, *args)
+        sizes.append((trim(classes, transitions, accepting, 0, compact=False).n_states, -1))
+        return transitions, accepting
 
-    def counted_minimize(dfa):  # type: ignore[no-untyped-def]
-        small = minimize(dfa)
+    def counted_minimize(*args: object):  # type: ignore[no-untyped-def]
+        small = minimize_table(*args)
         sizes[-1] = (sizes[-1][0], small.n_states)
         return small
 
@@ -309,8 +310,8 @@ def test_members_and_elements_are_built_once(schema: object, monkeypatch) -> Non
         sizes[-1] = (sizes[-1][0], len(acc))
         return table, acc, rep
 
-    monkeypatch.setattr(pipeline, "determinize", counted_determinize)
-    monkeypatch.setattr(pipeline, "minimize", counted_minimize)
+    monkeypatch.setattr(pipeline, "subset_table", counted_subset_table)
+    monkeypatch.setattr(pipeline, "minimize_table", counted_minimize)
     monkeypatch.setattr(counted, "subset_sets", counted_subset)
     monkeypatch.setattr(counted, "quotient", counted_quotient)
     pipeline.clear_caches()

@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...runtime.dfa_table import DFATable
-from ..dfa import determinize
 from ..errors import BudgetExceeded, GrammarError
 from ..ir import (
     MAX_CODE_POINT,
@@ -57,7 +56,6 @@ from ..ir import (
 )
 from ..language_ops import intersect
 from ..limits import DEFAULT_LIMITS, Limits
-from ..minimize import minimize
 from ..nfa import NFA
 from ..normalize import alternation, concat
 
@@ -67,7 +65,8 @@ Ranges = tuple[tuple[int, int], ...]
 
 ANY_CHAR = CharClass(complement_ranges(()))
 """One Unicode scalar value."""
-_ANY_STRING = Repeat(ANY_CHAR, 0, None)
+ANY_STRING = Repeat(ANY_CHAR, 0, None)
+"""Any string of scalar values: one node, so that every use finds its DFA in the caches."""
 _DIGIT: Ranges = ((0x30, 0x39),)
 _WORD: Ranges = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
 _SPACE: Ranges = ((0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A),
@@ -436,7 +435,9 @@ def _erase_markers(dfa: DFATable, limits: Limits) -> DFATable:
     nfa = NFA.from_arrays(n + 1, q, lo[r], hi[r], moves[q, r],
                           np.concatenate((p, done)), np.concatenate((markers[p, m], [n] * len(done))),
                           dfa.start, n)
-    return minimize(determinize(nfa, limits))
+    from ..pipeline import minimal_dfa
+
+    return minimal_dfa(nfa, limits)
 
 
 def ecma_pattern(pattern: str, *, pointer: str = "", limits: Limits = DEFAULT_LIMITS) -> Node:
@@ -463,11 +464,11 @@ def _pattern_node(pattern: str, limits: Limits) -> Node:
     parser = _Parser(text, limits)
     branches = parser.parse()
     if not parser.marked:
-        return alternation([concat(([] if start else [_ANY_STRING]) + [body]
-                                   + ([] if end else [_ANY_STRING]))
+        return alternation([concat(([] if start else [ANY_STRING]) + [body]
+                                   + ([] if end else [ANY_STRING]))
                             for start, body, end in branches], None)
     marked = alternation([concat([_BEGIN] * start + [body] + [_END] * end)
                           for start, body, end in branches], None)
-    dfa = intersect(concat([_ANY_STRING, marked, _ANY_STRING]), _MARKERS_AT_ENDS,
+    dfa = intersect(concat([ANY_STRING, marked, ANY_STRING]), _MARKERS_AT_ENDS,
                     limits=limits).dfa
     return Automaton(_erase_markers(dfa, limits), label=f"pattern {pattern!r}")

@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import deadline
 from ..errors import GrammarError
-from ..ir import (EMPTY, NOTHING, Automaton, CharClass, Choice, Literal, Node, Repeat, Seq,
-                  complement_ranges)
+from ..ir import EMPTY, NOTHING, Automaton, Choice, Literal, Node, Repeat, Seq
 from ..language_ops import as_dfa, difference, intersect
+from .ecma_regex import ANY_CHAR, ANY_STRING
 from .excluded_names import without_names
 from .values import string_content, string_literal
 
@@ -45,7 +45,6 @@ MAX_PRESENCE_BITS = 8
 MEMBER_RULES_FROM = 8
 """Objects with more listed members than this get a rule per member: which keys may come next
 differs at every position, so inlined keys make an automaton quadratic in the member count."""
-ANY_STRING = Repeat(CharClass(complement_ranges(())), 0, None)
 
 
 class _Names:
@@ -88,7 +87,7 @@ def _property_names(t: "Translator", c: "Constraints") -> Node | None:
         return Choice(tuple(string_content(v) for v in members))
     nodes = [n for n in (string_content_node(t, names),) if n is not None]
     if names.min_length or names.max_length is not None:
-        nodes.append(Repeat(CharClass(complement_ranges(())), names.min_length, names.max_length))
+        nodes.append(Repeat(ANY_CHAR, names.min_length, names.max_length))
     if not nodes:
         return None
     return nodes[0] if len(nodes) == 1 else intersect(*nodes, limits=t.limits)

@@ -43,11 +43,11 @@ from ...runtime.dfa_table import DFATable
 from ..dfa import trim
 from ..errors import BudgetExceeded, GrammarError
 from ..ir import Automaton, CharClass, Choice, Literal, Node, Repeat, Seq
-from ..language_ops import intersect
+from ..language_ops import as_dfa, intersect
 from ..limits import DEFAULT_LIMITS, Limits
 from ..minimize import minimize
 from ..nfa import IdentityKey
-from .ecma_regex import ANY_CHAR, ecma_pattern
+from .ecma_regex import ANY_STRING, ecma_pattern
 
 __all__ = ["ANY_STRING", "chunked_string", "counted", "ecma_pattern", "json_string",
            "json_string_automaton"]
@@ -56,7 +56,6 @@ CodePointMap = list[tuple[int, int, int]]
 """Sorted, disjoint (lo, hi, target) code-point ranges."""
 
 _QUOTE = Literal(b'"')
-ANY_STRING = Repeat(ANY_CHAR, 0, None)
 _HEX = CharClass.of([(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)])
 _D = CharClass.of([(0x44, 0x44), (0x64, 0x64)])
 _CHARACTER = Choice((
@@ -458,20 +457,13 @@ def _key(node: Node | None) -> IdentityKey | None:
     return IdentityKey(node.dfa if isinstance(node, Automaton) else node)
 
 
-@functools.lru_cache(maxsize=8)
-def _any_string(limits: Limits) -> DFATable:
-    from ..pipeline import ir_to_dfa
-
-    return ir_to_dfa(ANY_STRING, limits)
-
-
 @functools.lru_cache(maxsize=256)
 def _literals(content: IdentityKey | None, matches: IdentityKey | None, lo: int,
               hi: int | None, limits: Limits) -> Automaton:
     """The literal automaton of the values in `content` and `matches` with lo to hi code
     points, computed once per (value languages, bounds)."""
     operands = [ANY_STRING] + [k.node for k in (content, matches) if k is not None]
-    values = (_any_string(limits) if len(operands) == 1 else
+    values = (as_dfa(ANY_STRING, limits) if len(operands) == 1 else
               intersect(*operands, limits=limits, label="string value").dfa)
     if (lo, hi) != (0, None) and not values.is_empty_language:
         values = counted(values, lo, hi, limits)
