@@ -23,8 +23,6 @@ from typing import Any
 
 from lark import Token
 
-from . import deadline
-
 MAX_DEPTH = 100
 """Deepest nesting of parentheses read here; deeper text goes to Lark's (iterative) parser."""
 
@@ -48,14 +46,12 @@ class Unread(Exception):
     """The reader is not sure of this text; parse it with Lark."""
 
 
-def scan(text: str) -> list[Token]:
+def scan(text: str) -> Iterator[Token]:
     """The tokens of `text` as Lark's contextual lexer makes them (line breaks included,
     spaces and comments dropped); `Unread` where it would differ or fail."""
     pos, line, line_start = 0, 1, 0
     in_bounds = False
     match = _SCAN.match
-    out: list[Token] = []
-    push = out.append
     # Anchored at each position (a search would retry every later start: quadratic time on
     # a long run of spaces before a character no token matches).
     while True:
@@ -64,7 +60,7 @@ def scan(text: str) -> list[Token]:
             raise Unread
         kind = m.lastgroup
         if kind == "END":
-            return out
+            return
         start, pos = m.span(kind)
         value = text[start:pos]
         column = start - line_start + 1
@@ -83,30 +79,31 @@ def scan(text: str) -> list[Token]:
             in_bounds = kind != "RBRACE"
         elif kind == "LBRACE":
             in_bounds = True
-        push(Token(kind, value, start, line, column, end_line, end_column, pos))
+        yield Token(kind, value, start, line, column, end_line, end_column, pos)
         line = end_line
-        if not len(out) & 4095:
-            deadline.check()
 
 
 class _Reader:
     """Recursive descent over `specs/gbnf.lark`, calling the builder as Lark's parser would."""
 
-    def __init__(self, tokens: list[Token], builder: Any) -> None:
-        self.tokens = tokens
-        self.kinds = [t.type for t in tokens] + [None]
-        self.at = 0
+    def __init__(self, tokens: Iterator[Token], builder: Any) -> None:
+        self.next = tokens.__next__
         self.b = builder
-        self.tok: Token | None = tokens[0] if tokens else None
+        self.tok: Token | None = None
+        self.type: str | None = None
+        self.advance()
 
     def advance(self) -> Token | None:
         taken = self.tok
-        self.at += 1
-        self.tok = self.tokens[self.at] if self.at < len(self.tokens) else None
+        try:
+            self.tok = self.next()
+            self.type = self.tok.type
+        except StopIteration:
+            self.tok = self.type = None
         return taken
 
     def kind(self) -> str | None:
-        return self.kinds[self.at]
+        return self.type
 
     def expect(self, kind: str) -> Token:
         if self.kind() != kind:
@@ -179,4 +176,4 @@ class _Reader:
 def read(text: str, builder: Any, postlex: Callable[[Iterator[Token]], Iterator[Token]]) -> Any:
     """What Lark's parser with `builder` as its transformer and `postlex` as its post-lexer
     returns for `text`; `Unread` where this reader is not sure of it."""
-    return _Reader(list(postlex(iter(scan(text)))), builder).start()
+    return _Reader(postlex(scan(text)), builder).start()
