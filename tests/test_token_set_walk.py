@@ -101,18 +101,28 @@ def test_corpus_grammars_on_the_default_vocabulary(name: str) -> None:
     check_states(table, compiled.vocab, sorted({int(s) for s in table.rule_start}) + accepting[:2])
 
 
-@given(grammars())
-@settings(max_examples=examples(30), deadline=None)
-def test_sets_are_the_same_when_the_walk_must_grow_its_arrays(grammar: Grammar) -> None:
-    """A walk that runs out of Earley items or sets (OVERFLOW, here from two of each) grows
-    its arrays and walks again: the same sets as with room to spare."""
-    table = _pushdown(grammar)
-    if table is None:
-        return
-    roomy = PushdownTokenSets(table, small_vocabulary())
-    tight = PushdownTokenSets(table, small_vocabulary())
+
+def _same_sets_when_tight(table: PushdownTable, vocab: Vocabulary) -> int:
+    """Check every state's sets against a walk from Earley arrays of two items and two sets
+    (OVERFLOW, then grown arrays and a new walk); return the capacity they grew to."""
+    roomy, tight = PushdownTokenSets(table, vocab), PushdownTokenSets(table, vocab)
     tight._scratch = EarleyArrays.empty(table.n_states, capacity=2, set_capacity=2)
     for state in range(table.n_states):
         a, b = roomy._classify(state), tight._classify(state)
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) and a[2] == b[2], state
-    assert tight._scratch.capacity > 2
+    return tight._scratch.capacity
+
+
+@given(grammars())
+@settings(max_examples=examples(30), deadline=None)
+def test_sets_are_the_same_when_the_walk_must_grow_its_arrays(grammar: Grammar) -> None:
+    table = _pushdown(grammar)
+    if table is not None:
+        _same_sets_when_tight(table, small_vocabulary())
+
+
+def test_arithmetic_sets_are_the_same_when_the_walk_must_grow_its_arrays() -> None:
+    compiled = compile_gbnf((GBNF / "arithmetic.gbnf").read_text(encoding="utf-8"),
+                            Vocabulary.default())
+    assert compiled.pushdown is not None
+    assert _same_sets_when_tight(compiled.pushdown, compiled.vocab) > 2
