@@ -17,6 +17,8 @@ def cover(first: Span | None, last: Span | None) -> Span | None:
 
 def concat(items: list[Node]) -> Node:
     """Concatenation with nested sequences flattened and adjacent literals merged."""
+    if len(items) == 1 and not isinstance(items[0], Seq):
+        return items[0]
     out: list[Node] = []
     run: list[Literal] = []
 
