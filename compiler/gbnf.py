@@ -126,8 +126,14 @@ class _Lines(PostLex):
     always_accept = ("_NL",)
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        return self.lines(deadline.checked(stream))
+
+    @staticmethod
+    def lines(stream: Iterator[Token]) -> Iterator[Token]:
+        """The tokens of `stream` but the line breaks llama.cpp skips (no deadline checks:
+        the stream makes its own)."""
         depth, previous = 0, None
-        for tok in deadline.checked(stream):
+        for tok in stream:
             if tok.type == "_NL":
                 if depth > 0 or previous in (None, "_NL", "BAR", "DEFINE"):
                     continue
@@ -273,7 +279,7 @@ def _read(text: str, source: str | None, limits: Limits, direct: bool) -> Gramma
     text (and `direct`), else by Lark's parser, which reports every error."""
     if direct:
         try:
-            return read(text, _BUILDER, _Lines().process)
+            return read(text, _BUILDER, _Lines.lines)
         except (Unread, GrammarError):
             if deadline.expired():
                 raise

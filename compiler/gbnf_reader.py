@@ -23,6 +23,8 @@ from typing import Any
 
 from lark import Token
 
+from . import deadline
+
 MAX_DEPTH = 100
 """Deepest nesting of parentheses read here; deeper text goes to Lark's (iterative) parser."""
 
@@ -48,10 +50,12 @@ class Unread(Exception):
 
 def scan(text: str) -> Iterator[Token]:
     """The tokens of `text` as Lark's contextual lexer makes them (line breaks included,
-    spaces and comments dropped); `Unread` where it would differ or fail."""
+    spaces and comments dropped), checking the compile deadline as it goes; `Unread` where it
+    would differ or fail."""
     pos, line, line_start = 0, 1, 0
     in_bounds = False
     match = _SCAN.match
+    count = 0
     # Anchored at each position (a search would retry every later start: quadratic time on
     # a long run of spaces before a character no token matches).
     while True:
@@ -81,6 +85,9 @@ def scan(text: str) -> Iterator[Token]:
             in_bounds = True
         yield Token(kind, value, start, line, column, end_line, end_column, pos)
         line = end_line
+        count += 1
+        if not count & 1023:
+            deadline.check()
 
 
 class _Reader:

@@ -28,7 +28,7 @@ def direct(text: str, limits: Limits = DEFAULT_LIMITS) -> Grammar | None:
         return None
     token = gbnf._CONTEXT.set(gbnf._Context(text, None, limits))
     try:
-        g = read(text, gbnf._BUILDER, gbnf._Lines().process)
+        g = read(text, gbnf._BUILDER, gbnf._Lines.lines)
     except (Unread, GrammarError):
         return None
     finally:
