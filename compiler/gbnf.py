@@ -80,8 +80,7 @@ def _last(tok: Token) -> tuple[int, int]:
 
 
 def _tok_span(tok: Token) -> Span:
-    return Span(tok.line or 1, tok.column or 1, tok.end_line or 1,
-                max((tok.end_column or 2) - 1, 1), _CONTEXT.get().source)
+    return Span(*_first(tok), *_last(tok), _CONTEXT.get().source)
 
 
 

@@ -41,7 +41,7 @@ class Span:
     def __init__(self, line: int, column: int, end_line: int, end_column: int,
                  source: str | None = None) -> None:
         # One per token of a parsed grammar: stored directly, without the frozen
-        # dataclass's setattr call per field (twice as fast).
+        # dataclass's setattr call per field.
         fields = self.__dict__
         fields["line"], fields["column"] = line, column
         fields["end_line"], fields["end_column"] = end_line, end_column
