@@ -193,8 +193,8 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
     kind_of: list[int] = []
     arg: list[int] = []
     kid_off, kid_list = [0], []
+    list_off: list[int] = [0]
     list_pairs: list[tuple[int, int]] = []
-    list_ends: dict[int, int] = {}
     splits: dict[int, int] = {}
     refs: list[tuple[int, str]] = []
     data = bytearray()
@@ -204,7 +204,7 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
     n_edges = n_accepting = 0
     push_node, push_kid, lookup = nodes.append, kid_list.append, index.get
     push_kind, push_arg = kind_of.append, arg.extend
-    push_kid_off = kid_off.append
+    push_kid_off, push_list_off = kid_off.append, list_off.append
     # `nodes` grows while it is walked: each composite node appends its new children (taken
     # here rather than by `_kids`, whose call per node was a third of the walk).
     for i, n in enumerate(nodes):
@@ -217,10 +217,9 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
             if inline and RuleRef in map(type, kids):
                 kids = tuple(_inlined(k, inline) for k in kids)
             for k in kids:
-                key = id(k)
-                j = lookup(key)
+                j = lookup(id(k))
                 if j is None:
-                    j = index[key] = len(nodes)
+                    j = index[id(k)] = len(nodes)
                     push_node(k)
                 push_kid(j)
             if kind is Seq:
@@ -231,7 +230,6 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
                         loop = index[id(kids[j])]
                         if splits.setdefault(loop, k) == k:
                             list_pairs.append((j, k))
-                    list_ends[i] = len(list_pairs)
             elif kind is Choice:
                 push_kind(CHOICE)
                 push_arg(_NO_ARG)
@@ -269,11 +267,8 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
         else:
             raise GrammarError(f"cannot lower IR node {kind.__name__} to an NFA")
         push_kid_off(len(kid_list))
+        push_list_off(len(list_pairs))
     args = np.array(arg, dtype=np.int64).reshape(-1, 6)
-    list_off = np.zeros(len(nodes) + 1, dtype=np.int64)
-    for at, end in list_ends.items():
-        list_off[at + 1] = end
-    np.maximum.accumulate(list_off, out=list_off)
     for loop, k in splits.items():
         args[loop, 2] = k
     if calls is None:
@@ -289,7 +284,7 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
     return FlatIR(
         kind=kinds, kid_off=np.array(kid_off, dtype=np.int64), kids=kid_array, arg=args,
         shared=composite & (np.bincount(kid_array, minlength=len(nodes)) > 1),
-        list_off=list_off,
+        list_off=np.array(list_off, dtype=np.int64),
         lists=np.array(list_pairs, dtype=np.int64).reshape(-1, 2),
         data=np.frombuffer(bytes(data), dtype=np.uint8),
         edges=np.concatenate(blocks) if blocks else np.zeros((0, 4), np.int64),
