@@ -59,13 +59,10 @@ def trie_token_row(transitions, byte_class, state, data, offsets, lcp, ids, max_
 
 
 @njit(cache=True, nogil=True)
-def moves_reach_and_live(transitions, extra_offsets, extra_to, starts, accepting):  # type: ignore[no-untyped-def]
-    """(reachable from some state of `starts`, can reach an accepting state) per state, moving
-    along `transitions` (-1 entries skipped) and, from each state s, to the states
-    extra_to[extra_offsets[s]:extra_offsets[s + 1]] (the call edges of rule automata).
-
-    The table is read into its moves by source (counted, then written); both searches then
-    walk only moves."""
+def table_moves(transitions, extra_offsets, extra_to):  # type: ignore[no-untyped-def]
+    """(off, to): the moves of state s are to[off[s]:off[s + 1]], its defined entries of
+    `transitions` (-1 skipped, columns in order), then the states
+    extra_to[extra_offsets[s]:extra_offsets[s + 1]] (the call edges of rule automata)."""
     n, k = transitions.shape
     off = np.zeros(n + 1, dtype=np.int64)
     for s in range(n):
@@ -74,8 +71,7 @@ def moves_reach_and_live(transitions, extra_offsets, extra_to, starts, accepting
             if transitions[s, c] >= 0:
                 moves += 1
         off[s + 1] = off[s] + moves
-    m = off[n]
-    to = np.empty(m, dtype=np.int32)
+    to = np.empty(off[n], dtype=np.int32)
     for s in range(n):
         j = off[s]
         for c in range(k):
@@ -86,6 +82,15 @@ def moves_reach_and_live(transitions, extra_offsets, extra_to, starts, accepting
         for e in range(extra_offsets[s], extra_offsets[s + 1]):
             to[j] = extra_to[e]
             j += 1
+    return off, to
+
+
+@njit(cache=True, nogil=True)
+def reach_and_live(off, to, starts, accepting):  # type: ignore[no-untyped-def]
+    """(reachable from some state of `starts`, can reach an accepting state) per state, along
+    the moves to[off[s]:off[s + 1]] of each state s (`table_moves`)."""
+    n = len(off) - 1
+    m = off[n]
     counts = np.zeros(n + 1, dtype=np.int64)
     for j in range(m):
         counts[to[j] + 1] += 1
@@ -137,9 +142,9 @@ def moves_reach_and_live(transitions, extra_offsets, extra_to, starts, accepting
 def reachable_and_live(transitions, accepting, start):  # type: ignore[no-untyped-def]
     """(reachable from start, can reach an accepting state) per state; -1 entries are skipped."""
     n = transitions.shape[0]
-    return moves_reach_and_live(transitions, np.zeros(n + 1, dtype=np.int64),
-                                np.zeros(0, dtype=np.int64), np.full(1, start, dtype=np.int64),
-                                accepting)
+    off, to = table_moves(transitions, np.zeros(n + 1, dtype=np.int64),
+                          np.zeros(0, dtype=np.int64))
+    return reach_and_live(off, to, np.full(1, start, dtype=np.int64), accepting)
 
 
 @njit(cache=True, nogil=True)

@@ -2,10 +2,11 @@
 of the table: the index and trimmed checks, and the least fixpoints `ends`/`nullable`, `first`
 and `follow`/`can_end` (see `PushdownTable._derived`).
 
-The index check and the trimmed check walk the table itself (byte moves and call edges); the
-fixpoints walk the call edges (source state, callee rule, next state). Every kernel but the
-index check takes tables whose indices are checked to lie in range; bit sets of bytes are
-uint64[., 4].
+One pass over the table (`checked_moves`) checks its indices and reads its moves (byte and
+call) and the bytes of each state's moves; the trimmed check searches those moves
+(`reach_and_live`), and the fixpoints walk the call edges (source state, callee rule, next
+state). Every kernel but `checked_moves` takes tables whose indices are checked to lie in
+range; bit sets of bytes are uint64[., 4].
 """
 from __future__ import annotations
 
@@ -13,41 +14,24 @@ import numpy as np
 from numba import njit
 
 from .csr import csr_order
-from .dfa_kernels import moves_reach_and_live
 
 
 @njit(cache=True, nogil=True)
-def byte_bits(transitions, byte_class):  # type: ignore[no-untyped-def]
-    """uint64[n, 4]: per state, the set of bytes it has a move on."""
-    n, k = transitions.shape
-    of_class = np.zeros((k, 4), dtype=np.uint64)
-    for b in range(256):
-        of_class[byte_class[b], b >> 6] |= np.uint64(1) << np.uint64(b & 63)
-    out = np.zeros((n, 4), dtype=np.uint64)
-    for s in range(n):
-        for c in range(k):
-            if transitions[s, c] >= 0:
-                for w in range(4):
-                    out[s, w] |= of_class[c, w]
-    return out
-
-
-@njit(cache=True, nogil=True)
-def index_errors(byte_class, transitions, call_offsets, call_rule, call_next, state_rule,  # type: ignore[no-untyped-def]
-                 rule_start):
-    """0 when every index of a pushdown table lies in range, else the number (1-7) of the
-    first check that fails, in the order of `PushdownTable`'s invariants. Shapes must be
-    checked first: byte_class (256,), accepting and state_rule (n,), call_offsets (n + 1,),
-    call_next like call_rule."""
+def _index_errors(byte_class, transitions, call_offsets, call_rule, call_next, state_rule,  # type: ignore[no-untyped-def]
+                  rule_start, scan_transitions):
+    """The number (1-7) of the first index check that fails, in the order of
+    `PushdownTable`'s invariants, or 0; the transitions (check 2) only when
+    `scan_transitions`."""
     n, k = transitions.shape
     r = len(rule_start)
     for b in range(256):
         if byte_class[b] < 0 or byte_class[b] >= k:
             return 1
-    for s in range(n):
-        for c in range(k):
-            if transitions[s, c] < -1 or transitions[s, c] >= n:
-                return 2
+    if scan_transitions:
+        for s in range(n):
+            for c in range(k):
+                if transitions[s, c] < -1 or transitions[s, c] >= n:
+                    return 2
     if call_offsets[0] != 0 or call_offsets[n] != len(call_rule):
         return 3
     for s in range(n):
@@ -69,31 +53,58 @@ def index_errors(byte_class, transitions, call_offsets, call_rule, call_next, st
 
 
 @njit(cache=True, nogil=True)
-def _leaving(transitions, call_offsets, call_next, state_rule):  # type: ignore[no-untyped-def]
+def checked_moves(byte_class, transitions, call_offsets, call_rule, call_next, state_rule,  # type: ignore[no-untyped-def]
+                  rule_start):
+    """(failed, leaving, off, to, bits) of a pushdown table, in one pass over `transitions`:
+    `failed` the number (1-7) of the first index check that fails, in the order of
+    `PushdownTable`'s invariants, or 0; when 0, `leaving` the moves (byte or call) that leave
+    their rule, the moves of each state s as to[off[s]:off[s + 1]] (`table_moves`), and
+    `bits` (uint64[n, 4]) the bytes each state has a move on. Shapes must be checked first:
+    byte_class (256,), state_rule (n,), call_offsets (n + 1,), call_next like call_rule."""
     n, k = transitions.shape
+    off = np.zeros(n + 1, dtype=np.int64)
+    to = np.empty(0, dtype=np.int32)
+    bits = np.zeros((n, 4), dtype=np.uint64)
+    failed = _index_errors(byte_class, transitions, call_offsets, call_rule, call_next,
+                           state_rule, rule_start, False)
+    if failed:
+        if failed > 2 and _index_errors(byte_class, transitions, call_offsets, call_rule,
+                                        call_next, state_rule, rule_start, True) == 2:
+            failed = 2
+        return failed, 0, off, to, bits
+    of_class = np.zeros((k, 4), dtype=np.uint64)
+    for b in range(256):
+        of_class[byte_class[b], b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+    to = np.empty(4 * n + len(call_next), dtype=np.int32)
+    m = 0
     leaving = 0
     for s in range(n):
+        rule = state_rule[s]
+        if m + k + call_offsets[s + 1] - call_offsets[s] > len(to):
+            grown = np.empty(2 * len(to) + k + call_offsets[s + 1] - call_offsets[s],
+                             dtype=np.int32)
+            grown[:m] = to[:m]
+            to = grown
         for c in range(k):
             t = transitions[s, c]
-            if t >= 0 and state_rule[t] != state_rule[s]:
-                leaving += 1
+            if t >= 0:
+                if t >= n:
+                    return 2, 0, off, to[:0], bits
+                to[m] = t
+                m += 1
+                if state_rule[t] != rule:
+                    leaving += 1
+                for w in range(4):
+                    bits[s, w] |= of_class[c, w]
+            elif t != -1:
+                return 2, 0, off, to[:0], bits
         for j in range(call_offsets[s], call_offsets[s + 1]):
-            if state_rule[call_next[j]] != state_rule[s]:
+            to[m] = call_next[j]
+            m += 1
+            if state_rule[call_next[j]] != rule:
                 leaving += 1
-    return leaving
-
-
-def table_structure(transitions: np.ndarray, call_offsets: np.ndarray, call_next: np.ndarray,
-                    state_rule: np.ndarray, rule_start: np.ndarray, accepting: np.ndarray
-                    ) -> tuple[int, int, int]:
-    """(moves that leave their rule, states unreachable from every rule start, states that
-    cannot reach an accepting state of their rule), counting byte and call moves alike, for a
-    table whose indices are already checked to lie in range."""
-    reach, live = moves_reach_and_live(transitions, call_offsets, call_next, rule_start,
-                                       accepting)
-    n = len(reach)
-    return (int(_leaving(transitions, call_offsets, call_next, state_rule)),
-            n - int(reach.sum()), n - int(live.sum()))
+        off[s + 1] = m
+    return 0, leaving, off, to[:m], bits
 
 
 @njit(cache=True, nogil=True)

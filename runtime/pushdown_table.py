@@ -27,8 +27,8 @@ import numpy as np
 
 from .arrays import checked_array, immutable
 from .dfa_table import checked_state
-from .pushdown_derive import (byte_bits, ends_fixpoint, index_errors, propagate_or,
-                              table_structure)
+from .dfa_kernels import reach_and_live
+from .pushdown_derive import checked_moves, ends_fixpoint, propagate_or
 
 
 def _unpack(bits: np.ndarray) -> np.ndarray:
@@ -62,8 +62,7 @@ class PushdownTable:
                                   ("state_rule", np.int32, 1), ("rule_start", np.int32, 1)):
             object.__setattr__(self, name, checked_array(getattr(self, name), dtype, name, ndim))
         self._check_shapes()
-        self._check_structure()
-        nullable, ends, follow, can_end = self._derived()
+        nullable, ends, follow, can_end = self._derived(self._check_moves())
         for name, a in (("nullable", nullable), ("ends", ends), ("follow", follow),
                         ("can_end", can_end)):
             object.__setattr__(self, name, immutable(a))
@@ -111,8 +110,18 @@ class PushdownTable:
         m = self.call_rule.shape[0]
         if self.call_offsets.shape != (n + 1,) or self.call_next.shape != (m,):
             raise ValueError("call_offsets must run from 0 to len(call_rule), non-decreasing")
-        failed = index_errors(bc, tr, self.call_offsets, self.call_rule, self.call_next,
-                              self.state_rule, self.rule_start)
+        object.__setattr__(self, "start_rule", checked_state(self.start_rule, r, "start_rule"))
+
+    def _call_sources(self) -> np.ndarray:
+        return np.repeat(np.arange(self.n_states), np.diff(self.call_offsets))
+
+    def _check_moves(self) -> np.ndarray:
+        """The bytes each state has a move on (uint64[n, 4]), after the index and trimmed
+        checks."""
+        n, k, r = self.n_states, self.n_classes, self.n_rules
+        failed, leaving, off, to, bits = checked_moves(
+            self.byte_class, self.transitions, self.call_offsets, self.call_rule,
+            self.call_next, self.state_rule, self.rule_start)
         if failed:
             raise ValueError((
                 f"byte_class values must lie in [0, {k})",
@@ -122,24 +131,18 @@ class PushdownTable:
                 f"state_rule must lie in [0, {r})",
                 f"rule_start must lie in [0, {n})",
                 "rule_start[r] must be a state of rule r")[failed - 1])
-        object.__setattr__(self, "start_rule", checked_state(self.start_rule, r, "start_rule"))
-
-    def _call_sources(self) -> np.ndarray:
-        return np.repeat(np.arange(self.n_states), np.diff(self.call_offsets))
-
-    def _check_structure(self) -> None:
-        leaving, unreachable, dead = table_structure(
-            self.transitions, self.call_offsets, self.call_next, self.state_rule,
-            self.rule_start, self.accepting)
         if leaving:
             raise ValueError(f"{leaving} moves (byte or call) leave their rule")
-        if unreachable:
-            raise ValueError(f"not trimmed: {unreachable} states unreachable")
-        if dead:
-            raise ValueError(f"not trimmed: {dead} states cannot reach acceptance")
+        reach, live = reach_and_live(off, to, self.rule_start, self.accepting)
+        if not reach.all():
+            raise ValueError(f"not trimmed: {n - int(reach.sum())} states unreachable")
+        if not live.all():
+            raise ValueError(f"not trimmed: {n - int(live.sum())} states cannot reach acceptance")
+        return bits
 
-    def _derived(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(nullable, ends, follow, can_end) as least fixpoints over the call edges.
+    def _derived(self, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(nullable, ends, follow, can_end) as least fixpoints over the call edges, from
+        `bits`, the bytes each state has a move on.
 
         `ends[s]`: the rule can finish from s by calls of nullable rules alone, and a rule is
         nullable when its start ends; `first[s]`: the bytes that can come next from s inside
@@ -151,7 +154,7 @@ class PushdownTable:
         ends = ends_fixpoint(self.accepting, src, callee, nxt, rstart)
         nullable = ends[rstart]
         skips = nullable[callee]
-        first = propagate_or(byte_bits(self.transitions, self.byte_class),
+        first = propagate_or(bits,
                              np.concatenate([rstart[callee], nxt[skips]]),
                              np.concatenate([src, src[skips]]))
         follow = np.zeros((self.n_rules, 4), dtype=np.uint64)

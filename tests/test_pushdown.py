@@ -80,6 +80,17 @@ def test_hand_built_table_recognizes_anbn() -> None:
     (dict(rule_start=np.array([1], dtype=np.int32)), "unreachable"),
     (dict(byte_class=np.full(256, 3, dtype=np.int32)), "byte_class values"),
     (dict(start_rule=1), "start_rule"),
+    (dict(transitions=np.array([[-1, 1, -1], [-1, -1, 4], [-1, -1, 3], [-1] * 3],
+                               dtype=np.int32)), "transitions must lie"),
+    (dict(transitions=np.array([[-1, 1, -1], [-1, -1, 3], [-1, -2, 3], [-1] * 3],
+                               dtype=np.int32)), "transitions must lie"),
+    # The first broken invariant is the one reported.
+    (dict(transitions=np.array([[-1, 1, 7], [-1, -1, 3], [-1, -1, 3], [-1] * 3],
+                               dtype=np.int32), call_next=np.array([9], dtype=np.int32)),
+     "transitions must lie"),
+    (dict(state_rule=np.array([0, 0, 0, 1], dtype=np.int32),
+          rule_start=np.array([0, 3], dtype=np.int32), rule_names=("S", "T")),
+     "leave their rule"),
 ])
 def test_tables_are_validated(changes: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
