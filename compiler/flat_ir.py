@@ -33,7 +33,6 @@ CALL = 256
 
 SEQ, CHOICE, REPEAT, LITERAL, CLASS, AUTOMATON, REF = range(7)
 _COMPOSITE = np.array([k in (SEQ, CHOICE, REPEAT, AUTOMATON) for k in range(7)])
-_NO_ARG = (0, 0, 0, 0, 0, 0)
 NO_INLINE: Mapping[str, Node] = MappingProxyType({})
 """No inlined rules: every reference is a call (or an error)."""
 
@@ -191,27 +190,38 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
     index: dict[int, int] = {id(root): 0}
     nodes: list[Node] = [root]
     kind_of: list[int] = []
-    arg: list[int] = []
-    kid_off, kid_list = [0], []
-    list_off: list[int] = [0]
+    kid_list: list[int] = []
+    # Per kind, the nodes and what their `arg` rows hold; the rows are written at the end,
+    # so a node costs one append to `kind_of` and one or two to its kind's lists.
+    composite: list[int] = []
+    kid_end: list[int] = []
+    lit_at: list[int] = []
+    pieces: list[bytes] = []
+    rep_at: list[int] = []
+    rep_arg: list[tuple[int, int]] = []
+    leaf_at: list[int] = []
+    leaf_arg: list[tuple[int, int, int, int, int, int]] = []
+    refs: list[tuple[int, str]] = []
+    list_at: list[int] = []
+    list_end: list[int] = []
     list_pairs: list[tuple[int, int]] = []
     splits: dict[int, int] = {}
-    refs: list[tuple[int, str]] = []
-    data = bytearray()
     blocks: list[np.ndarray] = []
     accepting_blocks: list[np.ndarray] = []
     leaves: list[object] = []
     n_edges = n_accepting = 0
-    push_node, push_kid, lookup = nodes.append, kid_list.append, index.get
-    push_kind, push_arg = kind_of.append, arg.extend
-    push_kid_off, push_list_off = kid_off.append, list_off.append
+    push_node, push_kid, lookup, push_kind = nodes.append, kid_list.append, index.get, kind_of.append
     # `nodes` grows while it is walked: each composite node appends its new children (taken
     # here rather than by `_kids`, whose call per node was a third of the walk).
     for i, n in enumerate(nodes):
         if not i & 4095:
             deadline.check()
         kind = type(n)
-        if kind is Seq or kind is Choice or kind is Repeat:
+        if kind is Literal:
+            push_kind(LITERAL)
+            lit_at.append(i)
+            pieces.append(n.data)  # type: ignore[union-attr]
+        elif kind is Seq or kind is Choice or kind is Repeat:
             kids = (n.items if kind is Seq else n.alternatives if kind is Choice  # type: ignore[union-attr]
                     else (n.item,))  # type: ignore[union-attr]
             if inline and RuleRef in map(type, kids):
@@ -222,32 +232,34 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
                     j = index[id(k)] = len(nodes)
                     push_node(k)
                 push_kid(j)
+            composite.append(i)
+            kid_end.append(len(kid_list))
             if kind is Seq:
                 push_kind(SEQ)
-                push_arg(_NO_ARG)
                 if Repeat in map(type, kids):
+                    before = len(list_pairs)
                     for j, k in separated_lists(kids, inline):
                         loop = index[id(kids[j])]
                         if splits.setdefault(loop, k) == k:
                             list_pairs.append((j, k))
+                    if len(list_pairs) > before:
+                        list_at.append(i)
+                        list_end.append(len(list_pairs))
             elif kind is Choice:
                 push_kind(CHOICE)
-                push_arg(_NO_ARG)
             else:
                 lo, hi = n.min, n.max  # type: ignore[union-attr]
                 if lo > limits.max_repeat or (hi or 0) > limits.max_repeat:
                     raise limits.exceeded("max_repeat", max(lo, hi or 0), "repetition count")
                 push_kind(REPEAT)
-                push_arg((lo, -1 if hi is None else hi, 0, 0, 0, 0))
-        elif kind is Literal:
-            push_kind(LITERAL)
-            push_arg((len(data), len(n.data), 0, 0, 0, 0))  # type: ignore[union-attr]
-            data += n.data  # type: ignore[union-attr]
+                rep_at.append(i)
+                rep_arg.append((lo, -1 if hi is None else hi))
         elif kind is CharClass:
             inner, edges = class_edges(n.ranges)  # type: ignore[union-attr]
             leaves.append(n.ranges)  # type: ignore[union-attr]
             push_kind(CLASS)
-            push_arg((inner, n_edges, len(edges), 0, 0, 0))
+            leaf_at.append(i)
+            leaf_arg.append((inner, n_edges, len(edges), 0, 0, 0))
             blocks.append(edges)
             n_edges += len(edges)
         elif kind is Automaton:
@@ -255,39 +267,55 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
             edges, acc = automaton_edges(dfa)
             leaves.append(dfa)
             push_kind(AUTOMATON)
-            push_arg((dfa.n_states, dfa.start, n_edges, len(edges), n_accepting, len(acc)))
+            leaf_at.append(i)
+            leaf_arg.append((dfa.n_states, dfa.start, n_edges, len(edges), n_accepting, len(acc)))
             blocks.append(edges)
             accepting_blocks.append(acc)
             n_edges += len(edges)
             n_accepting += len(acc)
         elif kind is RuleRef and (calls is None or n.name in calls):  # type: ignore[union-attr]
             push_kind(REF)
-            push_arg((0 if calls is None else CALL + calls[n.name], 0, 0, 0, 0, 0))  # type: ignore[union-attr]
             refs.append((i, n.name))  # type: ignore[union-attr]
         else:
             raise GrammarError(f"cannot lower IR node {kind.__name__} to an NFA")
-        push_kid_off(len(kid_list))
-        push_list_off(len(list_pairs))
-    args = np.array(arg, dtype=np.int64).reshape(-1, 6)
+    size = len(nodes)
+    args = np.zeros((size, 6), dtype=np.int64)
+    lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+    at = np.array(lit_at, dtype=np.int64)
+    args[at, 1] = lengths
+    args[at, 0] = np.cumsum(lengths) - lengths
+    if rep_at:
+        args[rep_at, :2] = rep_arg
+    if leaf_at:
+        args[leaf_at] = leaf_arg
     for loop, k in splits.items():
         args[loop, 2] = k
     if calls is None:
         called = tuple(sorted({name for _, name in refs}))
         symbol = {name: CALL + r for r, name in enumerate(called)}
-        for at, name in refs:
-            args[at, 0] = symbol[name]
     else:
-        called = tuple(calls)
+        called, symbol = tuple(calls), {name: CALL + r for name, r in calls.items()}
+    for at_ref, name in refs:
+        args[at_ref, 0] = symbol[name]
     kinds = np.array(kind_of, dtype=np.int64)
     kid_array = np.array(kid_list, dtype=np.int64)
-    composite = _COMPOSITE[kinds]
     return FlatIR(
-        kind=kinds, kid_off=np.array(kid_off, dtype=np.int64), kids=kid_array, arg=args,
-        shared=composite & (np.bincount(kid_array, minlength=len(nodes)) > 1),
-        list_off=np.array(list_off, dtype=np.int64),
+        kind=kinds, kid_off=_offsets(size, composite, kid_end), kids=kid_array, arg=args,
+        shared=_COMPOSITE[kinds] & (np.bincount(kid_array, minlength=size) > 1),
+        list_off=_offsets(size, list_at, list_end),
         lists=np.array(list_pairs, dtype=np.int64).reshape(-1, 2),
-        data=np.frombuffer(bytes(data), dtype=np.uint8),
+        data=np.frombuffer(b"".join(pieces), dtype=np.uint8),
         edges=np.concatenate(blocks) if blocks else np.zeros((0, 4), np.int64),
         accepting=(np.concatenate(accepting_blocks) if accepting_blocks
                    else np.zeros(0, np.int64)),
         called=called, leaves=tuple(leaves))
+
+
+def _offsets(size: int, at: list[int], ends: list[int]) -> np.ndarray:
+    """int64[size + 1] offsets: node at[j] ends at ends[j] (both ascending), every other node
+    where the one before it ends."""
+    out = np.zeros(size + 1, dtype=np.int64)
+    if at:
+        out[np.array(at, dtype=np.int64) + 1] = ends
+        np.maximum.accumulate(out, out=out)
+    return out
