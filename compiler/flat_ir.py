@@ -210,7 +210,8 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
     accepting_blocks: list[np.ndarray] = []
     leaves: list[object] = []
     n_edges = n_accepting = 0
-    push_node, push_kid, lookup, push_kind = nodes.append, kid_list.append, index.get, kind_of.append
+    push_node, push_kid, lookup = nodes.append, kid_list.append, index.get
+    push_kind = kind_of.append
     # `nodes` grows while it is walked: each composite node appends its new children (taken
     # here rather than by `_kids`, whose call per node was a third of the walk).
     for i, n in enumerate(nodes):
