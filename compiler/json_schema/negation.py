@@ -6,8 +6,10 @@ that S accepts. So `not S` keeps the other constraints and, per type T:
 - removes T altogether when S allows T and says nothing about it (`not: {required: [a]}`
   rejects every string, since `required` holds of any non-object);
 - otherwise removes S_T from T, where that is expressible: null and booleans by value;
-  strings by automaton difference on the decoded value (S's `pattern`, `format`, lengths);
-  numbers by automaton difference on the number text (S's bounds, `multipleOf`, `integer`);
+  strings by automaton difference on the decoded value (S's `pattern`, `format`, lengths;
+  a format that is a sound subset is removed as its superset); numbers by automaton
+  difference on the number text (S's bounds, `multipleOf`, `integer`), inside the
+  exponent-free domain (`relaxations.py`), so that no spelling of a removed value survives;
   arrays and objects when S bounds only their size on one side (`not: {minItems: 1}` is
   `maxItems: 0`) or, for objects, only requires properties (forbidden alone, or not all
   together).
@@ -81,7 +83,7 @@ def apply_nots(t: "Translator", c: Constraints) -> None:
 def _members(t: "Translator", s: Constraints) -> list[object]:
     from .scalars import enum_members
 
-    return enum_members(t, s)
+    return enum_members(t, s, removed=True)
 
 
 def _expressible(c: Constraints, s: Constraints, members: list[object] | None) -> bool:

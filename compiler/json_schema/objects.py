@@ -5,7 +5,8 @@
   subschemas, of its `properties` schema and the `patternProperties` schemas its name
   matches, or, when there are none of those, `additionalProperties` (absent: anything; `strict`: nothing). A key whose
   conjunction holds `false`, that `not: {required: [k]}` forbids, or whose name `propertyNames`
-  rejects, cannot appear; if it is required, there is no such object.
+  rejects (its subschema read as a string language with every combinator,
+  `string_sets.strings_of`), cannot appear; if it is required, there is no such object.
 - Additional keys come after the listed ones. Their names are split into regions by which
   patterns they match (at most `MAX_PATTERN_REGIONS`); each region's names are the strings in
   the matched patterns, in no other pattern, not listed, and allowed by `propertyNames`, and
@@ -32,9 +33,9 @@ from .. import deadline
 from ..errors import GrammarError
 from ..ir import EMPTY, NOTHING, Automaton, Choice, Literal, Node, Repeat, Seq
 from ..language_ops import as_dfa, difference, intersect
-from .ecma_regex import ANY_CHAR, ANY_STRING
+from .ecma_regex import ANY_STRING
 from .excluded_names import without_names
-from .values import string_content, string_literal
+from .values import string_literal
 
 if TYPE_CHECKING:
     from .constraints import Constraints, ObjectPart
@@ -70,27 +71,14 @@ class _Names:
 
 
 def _property_names(t: "Translator", c: "Constraints") -> Node | None:
-    """The decoded names `propertyNames` allows (None: any)."""
+    """The decoded names `propertyNames` allows (None: any), every combinator included."""
     if not c.property_names:
         return None
-    from .scalars import enum_members, string_content_node
+    from .constraints import conjunction, location
+    from .string_sets import strings_of
 
-    parts = t.collector.flatten(tuple((p, frozenset()) for p in c.property_names))
-    if parts is None:
-        return NOTHING
-    names = t.collector.collect(parts)
-    if "string" not in names.types:
-        return NOTHING
-    if names.values is not None:
-        names.types = {"string"}
-        members = [v for v in enum_members(t, names) if isinstance(v, str)]
-        return Choice(tuple(string_content(v) for v in members))
-    nodes = [n for n in (string_content_node(t, names),) if n is not None]
-    if names.min_length or names.max_length is not None:
-        nodes.append(Repeat(ANY_CHAR, names.min_length, names.max_length))
-    if not nodes:
-        return None
-    return nodes[0] if len(nodes) == 1 else intersect(*nodes, limits=t.limits)
+    names = strings_of(t, conjunction([location(p) for p in c.property_names]))
+    return None if names is ANY_STRING else names
 
 
 def _value_pointers(t: "Translator", names: _Names, part: "ObjectPart",

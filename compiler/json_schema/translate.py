@@ -35,7 +35,7 @@ from .constraints import (
 )
 from .document import SchemaDocument, join
 from .options import JsonSchemaOptions, Layout
-from .scalars import enum_members, number_text, string_text
+from .scalars import number_text, string_text
 from .values import canonical
 
 Key = tuple[Conjunction, int]
@@ -56,6 +56,10 @@ class Translator:
         self.kept: dict[str, str] = {}
         self.queue: deque[Key] = deque()
         self.warnings: list[str] = []
+        self.synthetic: dict[str, str] = {}
+        """Pointers of the schemas `members.py` made, by the canonical value they stand for."""
+        self.string_sets: dict = {}
+        """`string_sets.strings_of`'s languages, by conjunction and side."""
 
     def grammar(self) -> Grammar:
         """The grammar of the whole document: its root value and nothing else."""
@@ -150,20 +154,11 @@ class Translator:
             self.warn(w)
         return self._typed(c, depth)
 
-    @staticmethod
-    def _rest(parts: list, loc: tuple[str, frozenset[str]], *keywords: str) -> list:
-        """The conjunction `parts` without `keywords` at `loc`, already flattened."""
-        pointer, ignored = loc
-        expanded = {"$ref", "allOf"}
-        rest = [(p, i if NEGATED in i else i | expanded) for p, i in parts if (p, i) != loc]
-        rest.append((pointer, ignored | expanded | set(keywords)))
-        return rest
-
     def _alternatives(self, parts: list, loc: tuple[str, frozenset[str]], keyword: str,
                       depth: int) -> Node:
         pointer = loc[0]
         branches = [join(pointer, keyword, i) for i in range(len(self.doc.at(pointer)[keyword]))]
-        rest = self._rest(parts, loc, keyword)
+        rest = remaining(parts, loc, keyword)
         others: dict[str, list] = {b: [] for b in branches}
         if keyword == "oneOf":
             from .disjointness import provably_disjoint
@@ -189,7 +184,7 @@ class Translator:
 
         pointer = loc[0]
         schema = self.doc.at(pointer)
-        rest = self._rest(parts, loc, "if", "then", "else")
+        rest = remaining(parts, loc, "if", "then", "else")
         condition = join(pointer, "if")
         then = [location(join(pointer, "then"))] if "then" in schema else []
         otherwise = [location(join(pointer, "else"))] if "else" in schema else []
@@ -209,14 +204,9 @@ class Translator:
 
             apply_nots(self, c)
         if c.values is not None:
-            members = enum_members(self, c)
-            from .values import value_node
+            from .members import member_nodes
 
-            alts = []
-            for i, v in enumerate(members):
-                if not i & 1023:
-                    deadline.check()
-                alts.append(value_node(v, self.layout, depth))
+            alts = member_nodes(self, c, depth)
             return Choice(tuple(alts)) if alts else NOTHING
         alts: list[Node] = []
         if "null" in c.types:
@@ -245,6 +235,16 @@ class Translator:
             if node is not None:
                 alts.append(node)
         return Choice(tuple(alts)) if alts else NOTHING
+
+
+def remaining(parts: list, loc: tuple[str, frozenset[str]], *keywords: str) -> list:
+    """The flattened conjunction `parts` without `keywords` at `loc` (already expanded, so
+    `$ref` and `allOf` are ignored everywhere)."""
+    pointer, ignored = loc
+    expanded = {"$ref", "allOf"}
+    rest = [(p, i if NEGATED in i else i | expanded) for p, i in parts if (p, i) != loc]
+    rest.append((pointer, ignored | expanded | set(keywords)))
+    return rest
 
 
 def unsupported(t: Translator, message: str, code: str = "unsupported-keyword") -> None:
