@@ -136,7 +136,16 @@ def test_json_pointer_takes_any_decoded_character() -> None:
     assert matches("json-pointer", "/\x00/\n/\U0010ffff/~0~1/\u00e9")
     assert not matches("json-pointer", "/~") and not matches("json-pointer", "x")
     assert matches("relative-json-pointer", "10/\u2028#")
-    assert not matches("relative-json-pointer", "0+1")
+
+
+def test_relative_json_pointer_index_manipulation() -> None:
+    """draft-bhutton-relative-json-pointer-00, which draft 2020-12 cites: a non-negative
+    integer, then optionally `+` or `-` and a positive integer, then a JSON pointer or `#`."""
+    for good in ("0+1", "0-1", "1+2#", "2-10/foo/0", "0+9//", "10-3#", "0-1/~0~1"):
+        assert matches("relative-json-pointer", good), good
+    for bad in ("+1", "-1", "-1/0", "+1/foo", "0+0", "0-0", "0+01", "0+", "0-/a", "0+-1",
+                "0+1+1", "0#+1", "0##", "0+1##", "0+1#/a", "01+1", "0 +1", "0+\u0661"):
+        assert not matches("relative-json-pointer", bad), bad
 
 
 def test_email_address_literals() -> None:

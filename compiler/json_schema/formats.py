@@ -32,8 +32,9 @@ prose, the suite is followed:
 - uuid (RFC 4122): 8-4-4-4-12 hexadecimal digits, either case, any version and variant.
 - uri, uri-reference (RFC 3986 `URI` and `URI-reference`).
 - uri-template (RFC 6570 level 4 syntax, with verified erratum 6937 that admits `'` in literals).
-- json-pointer (RFC 6901), relative-json-pointer (draft-handrews-relative-json-pointer-01/02:
-  a non-negative integer, then a JSON pointer or `#`; no index manipulation).
+- json-pointer (RFC 6901), relative-json-pointer (draft-bhutton-relative-json-pointer-00, the
+  reference of draft 2020-12: a non-negative integer, an optional index manipulation, a `+` or
+  `-` then a positive integer, as in `0+1` or `1-2/foo`, then a JSON pointer or `#`).
 
 idn-email, idn-hostname, iri, iri-reference and regex, and every name not listed, raise
 `GrammarError` with code `unsupported-format`.
@@ -203,12 +204,14 @@ variable_list = f"{varspec}(,{varspec})*"
 expression = rf"\{{({operator})?{variable_list}\}}"
 URI_Template = f"({literals}|{expression})*"
 
-# RFC 6901 section 3; draft-handrews-relative-json-pointer section 3
+# RFC 6901 section 3; draft-bhutton-relative-json-pointer-00 section 3
 unescaped = r"[\x00-\x2e\x30-\x7d\x7f-\U0010ffff]"
 escaped = "~[01]"
 json_pointer = f"(/({unescaped}|{escaped})*)*"
-non_negative_integer = f"(0|[1-9]{DIGIT}*)"
-relative_json_pointer = f"{non_negative_integer}({json_pointer}|#)"
+positive_integer = f"[1-9]{DIGIT}*"
+non_negative_integer = f"(0|{positive_integer})"
+index_manipulation = f"[+-]{positive_integer}"
+relative_json_pointer = f"{non_negative_integer}({index_manipulation})?({json_pointer}|#)"
 
 
 @functools.cache
@@ -259,6 +262,30 @@ _UNSUPPORTED = {
 @functools.cache
 def _built(name: str) -> Node:
     return _BUILDERS[name]()
+
+
+# Supersets of the two sound subsets (`relaxations.py`), for where a format is removed.
+_any_second_time = (f"{time_hour}:{time_minute}:([0-5][0-9]|60)({time_secfrac})?"
+                    f"{time_offset}")
+_any_label = f"{let_dig}({let_dig_hyp}{{0,61}}{let_dig})?"
+_SUPERSETS: dict[str, Callable[[], Node]] = {
+    "time": _pattern(_any_second_time),
+    "date-time": _pattern(f"{full_date}[Tt]{_any_second_time}"),
+    "hostname": _pattern(rf"{_any_label}(\.{_any_label})*"),
+}
+
+
+@functools.cache
+def _superset(name: str) -> Node:
+    return _SUPERSETS[name]()
+
+
+def format_superset(name: str, *, span_pointer: str = "") -> Node:
+    """A language that holds every string valid for format `name`: `format_node` itself where
+    that is exact, else the superset `relaxations.RELAXATIONS` names; errors as `format_node`."""
+    if name in _SUPERSETS:
+        return _superset(name)
+    return format_node(name, span_pointer=span_pointer)
 
 
 def format_node(name: str, *, span_pointer: str = "") -> Node:
