@@ -28,11 +28,11 @@ def load_schema(schema: Any, limits: Limits = DEFAULT_LIMITS) -> Any:
     a Pydantic model class through its `model_json_schema()`. `GrammarError` for a string
     that is not a Unicode scalar value sequence (a lone surrogate)."""
     if isinstance(schema, (dict, bool)):
-        check_scalar_values(schema)
+        check_scalar_values(schema, limits)
         return schema
     if isinstance(schema, (str, bytes)):
         data = parse_schema_text(schema, limits)
-        check_scalar_values(data)
+        check_scalar_values(data, limits)
         return data
     if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
         return schema.model_json_schema()

@@ -15,17 +15,22 @@ into alternative conjunctions before merging (merging ignores them, which only o
 Keywords that only annotate are ignored, as the specification says of unknown keywords;
 keywords whose validation is not supported raise `GrammarError` (`unsupported-keyword`), or,
 with `lenient`, are ignored with a warning: the compiled language is then a superset.
+Under a draft-03 `$schema`, `extends`, `disallow` and a `type` array of one schema are expanded
+by `flatten` too, and `divisibleBy`, `any`, boolean `required` and single-name `dependencies`
+are read as `draft3.py` says; in other dialects those draft-03 keywords are annotations.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from ..errors import GrammarError
-from .document import SchemaDocument, join
-from .values import canonical, exact_number
+from ..errors import BudgetExceeded, GrammarError
+from . import draft3
+from .document import DRAFT3_TYPES, SchemaDocument, join
+from .values import canonical, exact_number, is_number, json_type, number_digits
 
 Location = tuple[str, frozenset[str]]
 Conjunction = tuple[Location, ...]
@@ -41,7 +46,7 @@ HANDLED = frozenset((
     "multipleOf", "minLength", "maxLength", "pattern", "format", "items", "prefixItems",
     "additionalItems", "minItems", "maxItems", "properties", "patternProperties",
     "additionalProperties", "required", "propertyNames", "minProperties", "maxProperties",
-    "not", "anyOf", "oneOf", "allOf", "$ref", "if", "then", "else"))
+    "not", "anyOf", "oneOf", "allOf", "$ref", "if", "then", "else", *draft3.KEYWORDS))
 NEGATED = "!not"
 """The marker, among a location's ignored keywords, of a negated subschema."""
 
@@ -171,6 +176,12 @@ class Collector:
             if "not" in schema and "not" not in ignored:
                 loc = (pointer, ignored | {"not"})
                 todo.append(negated(join(pointer, "not")))
+            if self.doc.draft3:
+                done, plain, negations = draft3.conjuncts(pointer, schema, ignored)
+                if done:
+                    loc = (pointer, loc[1] | done)
+                    todo.extend(negated(p) for p in reversed(negations))
+                    todo.extend(location(p) for p in reversed(plain))
             parts.append(loc)
             if "allOf" in schema and "allOf" not in ignored:
                 todo.extend(location(join(pointer, "allOf", i))
@@ -227,20 +238,32 @@ class Collector:
             return
         if keyword in ("dependentRequired", "dependentSchemas", "dependencies") and not value:
             return
+        if keyword == "dependencies" and self.doc.draft3 and isinstance(value, dict):
+            value = draft3.dependencies(value)
         if keyword in ("dependentRequired", "dependencies") and isinstance(value, dict) and all(
                 isinstance(v, list) and all(isinstance(k, str) for k in v)
                 for v in value.values()):
             c.presence.extend(((name,), tuple(needs)) for name, needs in value.items() if needs)
             return
-        self.unsupported(c, keyword, pointer)
+        self.unsupported(c, keyword, pointer, ": its schema form is not supported, only lists of "
+                         "property names" if keyword == "dependencies" else "")
 
     def _keyword(self, c: Constraints, schema: dict[str, Any], keyword: str, pointer: str) -> None:
         value = schema[keyword]
         where = join(pointer, keyword)
+        if keyword in draft3.KEYWORDS and not self.doc.draft3:
+            return
         if keyword == "type":
             names = value if isinstance(value, list) else [value]
+            if self.doc.draft3 and draft3.any_type(value):
+                return
+            if self.doc.draft3 and isinstance(value, list) and any(isinstance(n, dict)
+                                                                     for n in value):
+                self.unsupported(c, keyword, pointer, draft3.TYPE_UNION)
+                return
             if not names or any(n not in TYPES for n in names):
-                raise GrammarError(f"{where}: type must be one of {', '.join(TYPES)} or an "
+                known = DRAFT3_TYPES if self.doc.draft3 else TYPES
+                raise GrammarError(f"{where}: type must be one of {', '.join(known)} or an "
                                    f"array of them, got {value!r}", code="invalid-schema")
             allowed = set(names) | ({"integer"} if "number" in names else set())
             c.types &= allowed
@@ -254,10 +277,10 @@ class Collector:
             c.value_pointer = where
         elif keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
             self._bound(c, schema, keyword, pointer)
-        elif keyword == "multipleOf":
+        elif keyword in ("multipleOf", "divisibleBy"):
             m = self._number(value, where)
             if m <= 0:
-                raise GrammarError(f"{where}: multipleOf must be greater than 0",
+                raise GrammarError(f"{where}: {keyword} must be greater than 0",
                                    code="invalid-schema")
             c.multiple_of = m if c.multiple_of is None else _lcm(c.multiple_of, m)
             c.number_pointer = where
@@ -276,7 +299,12 @@ class Collector:
             self._array(c, schema, pointer)
         elif keyword in ("properties", "patternProperties", "additionalProperties"):
             self._object(c, schema, pointer)
+            if keyword == "properties" and self.doc.draft3:
+                for name, required in draft3.required_properties(schema, pointer):
+                    c.required.setdefault(name, required)
         elif keyword == "required":
+            if self.doc.draft3 and isinstance(value, bool):
+                return
             if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
                 raise GrammarError(f"{where}: required must be an array of strings",
                                    code="invalid-schema")
@@ -285,14 +313,27 @@ class Collector:
         elif keyword == "propertyNames":
             c.property_names.append(where)
 
-    @staticmethod
-    def _number(value: Any, where: str) -> Fraction:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+    def _number(self, value: Any, where: str) -> Fraction:
+        """The exact value of a numeric keyword (int, float at its shortest repr, Decimal),
+        its digits bounded by `Limits.max_repeat` before the rational is built."""
+        if not is_number(value):
             raise GrammarError(f"{where}: expected a number, got {value!r}", code="invalid-schema")
         try:
-            return exact_number(value)
+            json_type(value)
         except ValueError as exc:
             raise GrammarError(f"{where}: {exc}", code="invalid-schema") from None
+        self._check_digits(value, where)
+        return exact_number(value)
+
+    def _check_digits(self, value: Any, where: str) -> None:
+        """`BudgetExceeded` for a finite float or Decimal of more digits than
+        `Limits.max_repeat` written without exponent (an int costs nothing to convert; its
+        digits are counted where it is used, in `numbers.py`)."""
+        limit = self.doc.limits.max_repeat
+        if not isinstance(value, int) and number_digits(value) > limit:
+            raise BudgetExceeded(f"this number has more than {limit} digits written without "
+                                 "exponent, the budget Limits.max_repeat; raise it with "
+                                 "limits=Limits(max_repeat=...)", pointer=where, code="budget")
 
     def _bound(self, c: Constraints, schema: dict[str, Any], keyword: str, pointer: str) -> None:
         value = schema[keyword]
@@ -321,10 +362,15 @@ class Collector:
         elif bound == current:
             setattr(c, flag, getattr(c, flag) or exclusive)
 
-    @staticmethod
-    def _count(c: Constraints, keyword: str, value: Any, where: str) -> None:
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
+    def _count(self, c: Constraints, keyword: str, value: Any, where: str) -> None:
+        if isinstance(value, (float, Decimal)):
+            try:
+                integral = json_type(value) == "integer"
+            except ValueError:  # not finite
+                integral = False
+            if integral:
+                self._check_digits(value, where)
+                value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise GrammarError(f"{where}: {keyword} must be a non-negative integer",
                                code="invalid-schema")

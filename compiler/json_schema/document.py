@@ -9,6 +9,11 @@ Invariants:
   anchors. A reference resolves to a pointer in this document or raises `GrammarError`
   (`unsupported-ref` for a remote document, `invalid-ref` for a target that does not exist).
 - Indexing is iterative: nesting depth is bounded by `Limits.max_schema_depth`, not the stack.
+- Under a draft-03 `$schema` (`draft3`), the schemas of `extends` (a schema or an array),
+  `disallow` and `type` (arrays holding schemas) are subschemas too, and a type name in
+  `disallow`, or in a `type` array that holds a schema, is read as the schema
+  `{"type": name}` at its pointer, so every member of either is one (see `draft3.py`); a
+  string value of `dependencies` is a property name, not a schema.
 """
 from __future__ import annotations
 
@@ -26,6 +31,10 @@ SCHEMA_ARRAYS = ("allOf", "anyOf", "oneOf", "prefixItems")
 SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
                "dependencies")
 LEGACY_DRAFTS = ("draft-03", "draft-04", "draft-06", "draft-07")
+DRAFT3_TYPES = ("null", "boolean", "object", "array", "string", "number", "integer", "any")
+"""The type names of draft 03 (`any`: every value)."""
+DRAFT3_SCHEMAS = ("extends", "type", "disallow")
+"""Draft-03 keywords whose value is a schema or an array (of schemas, or type names)."""
 _DEFAULT_BASE = "https://grammask.invalid/schema.json"
 
 
@@ -58,7 +67,8 @@ def _unescape(token: str) -> str:
 class SchemaDocument:
     """An indexed schema document, with its dialect read from the root `$schema`: `legacy` is
     true for drafts 3-7 (where `$ref` siblings are ignored), `plain_integers` for drafts 3-4
-    (where an integer has no fraction: `1.0` is not one)."""
+    (where an integer has no fraction: `1.0` is not one), `draft3` for draft 03 (its
+    `divisibleBy`, `extends`, `disallow`, boolean `required`, schemas and `any` in `type`)."""
 
     def __init__(self, root: Any, limits: Limits) -> None:
         if not isinstance(root, (dict, bool)):
@@ -74,6 +84,7 @@ class SchemaDocument:
         self.legacy = isinstance(dialect, str) and any(d in dialect for d in LEGACY_DRAFTS)
         self.plain_integers = isinstance(dialect, str) and any(
             d in dialect for d in LEGACY_DRAFTS[:2])
+        self.draft3 = isinstance(dialect, str) and LEGACY_DRAFTS[0] in dialect
         self._index("", root, _DEFAULT_BASE, 0)
 
     def at(self, pointer: str) -> Any:
@@ -121,7 +132,44 @@ class SchemaDocument:
                                            code="invalid-schema")
                     stack.extend((join(pointer, key, name), v, base, depth + 1)
                                  for name, v in value.items()
-                                 if not (key == "dependencies" and isinstance(v, list)))
+                                 if not (key == "dependencies" and (isinstance(v, list) or (
+                                     self.draft3 and isinstance(v, str)))))
+            if self.draft3:
+                stack.extend((p, v, base, depth + 1)
+                             for p, v in self._draft3(pointer, schema, base))
+
+    def _draft3(self, pointer: str, schema: dict[str, Any], base: str) -> list[tuple[str, Any]]:
+        """The subschemas of the draft-03 keywords of `schema`, to index; a type name in
+        `disallow`, or in a `type` union that holds a schema, is recorded here as the schema
+        `{"type": name}`, so that each member of either is a subschema."""
+        found: list[tuple[str, Any]] = []
+        for key in DRAFT3_SCHEMAS:
+            value = schema.get(key)
+            if isinstance(value, list):
+                members = [(join(pointer, key, i), v) for i, v in enumerate(value)]
+            elif key == "extends" and key in schema or key == "disallow" and isinstance(value, str):
+                members = [(join(pointer, key), value)]
+            elif key == "disallow" and key in schema:
+                raise GrammarError(f"{join(pointer, key)}: disallow must be a type name or an "
+                                   f"array of type names and schemas, got {value!r}",
+                                   code="invalid-schema")
+            else:
+                continue  # a `type` that is no array holds no schema (a lone one is invalid)
+            union = key == "disallow" or (key == "type" and any(isinstance(v, dict)
+                                                                for v in value))
+            for where, member in members:
+                if isinstance(member, dict) or (key == "extends" and isinstance(member, bool)):
+                    found.append((where, member))
+                elif key == "extends" or (key == "disallow" and member not in DRAFT3_TYPES):
+                    raise GrammarError(
+                        f"{where}: {key} must be " + ("a schema or an array of schemas"
+                        if key == "extends" else "a type name (one of "
+                        f"{', '.join(DRAFT3_TYPES)}) or a schema") + f", got {member!r}",
+                        code="invalid-schema")
+                elif union and member in DRAFT3_TYPES:
+                    self.schemas[where] = {"type": member}
+                    self.base[where] = base
+        return found
 
     def _enter(self, pointer: str, schema: dict[str, Any], base: str) -> str:
         """Record the ids and anchors of `schema`; its base URI."""

@@ -1,22 +1,35 @@
 """A schema's JSON text parsed within the limits: its size, its nesting (json.loads recurses,
 so deep texts are parsed with room for their depth), valid UTF-8, and strings of Unicode
-scalar values only (a lone surrogate escape could never be generated)."""
+scalar values only (a lone surrogate escape could never be generated).
+
+Numbers are read exactly, never as floats: an integer as `int` (past Python's limit on
+parsing ints, `sys.get_int_max_str_digits()`, as a `Decimal` with exponent 0), every other
+number as a finite `Decimal`, so `1e-400` is not 0 and `1e400` is not infinite. `NaN` and
+`Infinity` are not JSON and are refused with their line and column, as is a number whose
+exponent is past what a `Decimal` holds (over 10**18 digits, except a zero). A number (in a
+text or a dict) of more digits, written without exponent, than `Limits.max_repeat` is
+`BudgetExceeded` with its JSON pointer, before any value is computed from it.
+"""
 from __future__ import annotations
 
 import json
 import re
 import sys
 import threading
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import numpy as np
 
 from .. import deadline
-from ..errors import GrammarError
-from ..limits import Limits
+from ..errors import BudgetExceeded, GrammarError
+from ..limits import DEFAULT_LIMITS, Limits
+from .values import is_number, number_digits
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?(?:Infinity|(?:0|[1-9][0-9]*)(?:\.[0-9]+)?'
+                    r'(?:[eE][+-]?[0-9]+)?)|NaN', re.DOTALL)
 _recursion = threading.Lock()
 # Frames json.loads may use without asking for more room (the default limit is 1,000).
 _SHALLOW = 200
@@ -46,29 +59,82 @@ def parse_schema_text(text: str | bytes, limits: Limits) -> Any:
         raise limits.exceeded("max_schema_depth", f"JSON nesting {depth}", "schema text")
     try:
         if depth < _SHALLOW:
-            return json.loads(text)
+            return _loads(text)
         with _recursion:
             old = sys.getrecursionlimit()
             sys.setrecursionlimit(old + depth)
             try:
-                return json.loads(text)
+                return _loads(text)
             finally:
                 sys.setrecursionlimit(old)
     except json.JSONDecodeError as exc:
         raise GrammarError(f"the schema is not valid JSON: {exc.msg}", code="invalid-schema",
                            line=exc.lineno, column=exc.colno) from None
+    except _Unreadable as exc:
+        line, column = _position(text, exc.token)
+        if exc.token in ("NaN", "Infinity", "-Infinity"):
+            raise GrammarError(f"the schema is not valid JSON: {exc.token} is not a JSON number",
+                               code="invalid-schema", line=line, column=column) from None
+        raise BudgetExceeded(f"the number {exc.token[:40]}{'...' * (len(exc.token) > 40)} has "
+                             "an exponent too large to read exactly (more than 10**18 digits)",
+                             code="budget", line=line, column=column) from None
 
 
-def check_scalar_values(data: Any) -> None:
+class _Unreadable(Exception):
+    """A number token that is not JSON (`NaN`, `Infinity`) or past a `Decimal`'s exponents."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.token = token
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_float=_decimal, parse_int=_integer, parse_constant=_constant)
+
+
+def _constant(token: str) -> Any:
+    raise _Unreadable(token)
+
+
+def _integer(token: str) -> int | Decimal:
+    try:
+        return int(token)
+    except ValueError:  # past sys.get_int_max_str_digits()
+        return Decimal(token)
+
+
+def _decimal(token: str) -> Decimal:
+    try:
+        return Decimal(token)
+    except InvalidOperation:
+        mantissa = re.split("[eE]", token)[0]
+        if mantissa.strip("-0.") == "":
+            return Decimal(mantissa)
+        raise _Unreadable(token) from None
+
+
+def _position(text: str, token: str) -> tuple[int, int]:
+    """The line and column (1-based, in code points) of the first `token` outside strings."""
+    for found in _TOKEN.finditer(text):
+        if found.group() == token:
+            start = found.start()
+            return text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
+    return 1, 1
+
+
+def check_scalar_values(data: Any, limits: Limits = DEFAULT_LIMITS) -> None:
     """`GrammarError` naming the JSON pointer of a member name that is not a string, or of a
-    string (or member name) holding a lone surrogate, which no UTF-8 output can spell."""
-    if _suspect(data):
-        _locate(data)
+    string (or member name) holding a lone surrogate, which no UTF-8 output can spell;
+    `BudgetExceeded` for a number of more than `limits.max_repeat` digits written without
+    exponent."""
+    if _suspect(data, limits.max_repeat):
+        _locate(data, limits)
 
 
-def _suspect(data: Any) -> bool:
+def _suspect(data: Any, max_digits: int) -> bool:
     """Whether some member name in `data` is not a string or holds a lone surrogate, or some
-    string does (no pointers made: almost every schema has neither)."""
+    string does, or some number is too long (no pointers made: almost every schema has
+    none of these)."""
     stack = [data]
     visited = 0
     while stack:
@@ -85,10 +151,19 @@ def _suspect(data: Any) -> bool:
             stack.extend(value)
         elif isinstance(value, str) and not value.isascii() and _SURROGATE.search(value):
             return True
+        elif is_number(value) and _too_long(value, max_digits):
+            return True
     return False
 
 
-def _locate(data: Any) -> None:
+def _too_long(value: Any, max_digits: int) -> bool:
+    try:
+        return number_digits(value) > max_digits
+    except ValueError:  # a float or Decimal that is not finite: refused where it is read
+        return False
+
+
+def _locate(data: Any, limits: Limits) -> None:
     stack: list[tuple[str, Any]] = [("", data)]
     while stack:
         pointer, value = stack.pop()
@@ -105,6 +180,11 @@ def _locate(data: Any) -> None:
             stack.extend((f"{pointer}/{i}", item) for i, item in enumerate(value))
         elif isinstance(value, str):
             _check_string(pointer, value)
+        elif is_number(value) and _too_long(value, limits.max_repeat):
+            raise BudgetExceeded(
+                f"this number has more than {limits.max_repeat} digits written without "
+                "exponent, the budget Limits.max_repeat; raise it with "
+                "limits=Limits(max_repeat=...)", pointer=pointer or "/", code="budget")
 
 
 def _escape(key: str) -> str:

@@ -44,15 +44,12 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 
-import numpy as np
-
-from ...runtime.dfa_table import DFATable
-from ..dfa import trim
 from ..errors import BudgetExceeded, GrammarError
 from ..ir import EMPTY, NOTHING, Automaton, CharClass, Choice, Literal, Node, Repeat, Seq
 from ..language_ops import intersect
 from ..limits import DEFAULT_LIMITS, Limits
-from ..minimize import minimize
+from .residues import residue_dfa
+from .values import number_digits
 
 Exact = Fraction | int | Decimal
 
@@ -109,7 +106,9 @@ JSON_NUMBER: Node = _seq(
 """Every JSON number text (RFC 8259), exponents included."""
 
 
-def _exact(value: Exact | None, keyword: str, pointer: str) -> Fraction | None:
+def _exact(value: Exact | None, keyword: str, pointer: str, limits: Limits) -> Fraction | None:
+    """The rational value of a bound or step; a Decimal's digits are counted from its exponent
+    first, so `1e1000000000` is refused without building a billion-digit integer."""
     if value is None:
         return None
     if isinstance(value, (float, bool)) or not isinstance(value, (int, Fraction, Decimal)):
@@ -119,7 +118,15 @@ def _exact(value: Exact | None, keyword: str, pointer: str) -> Fraction | None:
     if isinstance(value, Decimal) and not value.is_finite():
         raise GrammarError(f"{keyword} must be a finite number, got {value}", pointer=pointer,
                            code="invalid-schema")
+    if isinstance(value, Decimal) and number_digits(value) > limits.max_repeat:
+        raise _too_long(keyword, limits, pointer)
     return Fraction(value)
+
+
+def _too_long(keyword: str, limits: Limits, pointer: str) -> BudgetExceeded:
+    return BudgetExceeded(
+        f"{keyword} has more than {limits.max_repeat} digits, the budget Limits.max_repeat; "
+        "raise it with limits=Limits(max_repeat=...)", pointer=pointer, code="budget")
 
 
 def _split_ten(d: int) -> tuple[int, int, int]:
@@ -325,50 +332,6 @@ def _signed_range(lo: Fraction | None, lo_strict: bool, hi: Fraction | None, hi_
     return _alt(plus, _seq(_MINUS, minus))
 
 
-def _residue_dfa(p: int, s: int) -> DFATable:
-    """Exponent-free texts whose value is a multiple of p / 10**s."""
-    # byte classes: 0 other, 1 '-', 2 '.', 3 + d digit d
-    byte_class = np.zeros(256, dtype=np.int32)
-    byte_class[ord("-")], byte_class[ord(".")] = 1, 2
-    byte_class[ord("0"):ord("9") + 1] = np.arange(3, 13)
-    start, neg, zero = 0, 1, 2
-
-    def whole(r: int) -> int:
-        return 3 + r
-
-    def point(r: int) -> int:
-        return 3 + p + r
-
-    def frac(k: int, r: int) -> int:
-        return 3 + (1 + k) * p + r
-
-    n = 3 + (3 + s) * p
-    table = np.full((n, 13), -1, dtype=np.int32)
-    accepting = np.zeros(n, dtype=bool)
-    table[start, 1] = neg
-    for q in (start, neg):
-        table[q, 3] = zero
-        table[q, 4:13] = [whole(d % p) for d in range(1, 10)]
-    table[zero, 2] = point(0)
-    accepting[zero] = True
-    for r in range(p):
-        table[whole(r), 3:13] = [whole((10 * r + d) % p) for d in range(10)]
-        table[whole(r), 2] = point(r)
-        accepting[whole(r)] = r * 10 ** s % p == 0
-        if s:
-            table[point(r), 3:13] = [frac(1, (10 * r + d) % p) for d in range(10)]
-        else:
-            table[point(r), 3] = frac(1, r)
-        for k in range(1, s + 2):
-            q = frac(k, r)
-            accepting[q] = r * 10 ** max(s - k, 0) % p == 0
-            if k < s:
-                table[q, 3:13] = [frac(k + 1, (10 * r + d) % p) for d in range(10)]
-            else:
-                table[q, 3] = frac(s + 1, r)
-    return minimize(trim(byte_class, table, accepting, start))
-
-
 def _enumerated(lo: Fraction, hi: Fraction, unit: Fraction) -> Node:
     """Exponent-free texts of the multiples of `unit` in [lo, hi]."""
     texts: list[Node] = []
@@ -413,9 +376,9 @@ def number_node(
     are exclusive when the matching flag is set; `pointer` locates the schema in errors."""
     lo_kw = "exclusiveMinimum" if exclusive_minimum else "minimum"
     hi_kw = "exclusiveMaximum" if exclusive_maximum else "maximum"
-    lo = _exact(minimum, lo_kw, pointer)
-    hi = _exact(maximum, hi_kw, pointer)
-    m = _exact(multiple_of, "multipleOf", pointer)
+    lo = _exact(minimum, lo_kw, pointer, limits)
+    hi = _exact(maximum, hi_kw, pointer, limits)
+    m = _exact(multiple_of, "multipleOf", pointer, limits)
     for flag, bound, kw in ((exclusive_minimum, lo, lo_kw), (exclusive_maximum, hi, hi_kw)):
         if flag and bound is None:
             raise GrammarError(f"{kw} is set exclusive but has no value", pointer=pointer,
@@ -458,7 +421,7 @@ def number_node(
             "the value with minimum and maximum", pointer=pointer, code="budget")
     if p == 1:
         return _signed_range(lo, False, hi, False, s)
-    residues = _residue_dfa(p, s)
+    residues = residue_dfa(p, s)
     label = f"multipleOf {_fmt(unit)}"
     if lo is None and hi is None:
         return Automaton(residues, label)
@@ -516,6 +479,4 @@ def _check_sizes(limits: Limits, pointer: str, values: tuple[tuple[Fraction | No
             sizes.append((_whole_length(abs(x)) + len(_fraction_digits(abs(x))), keyword))
     size, keyword = max(sizes)
     if size > limits.max_repeat:
-        raise BudgetExceeded(
-            f"{keyword} has more than {limits.max_repeat} digits, the budget Limits.max_repeat; "
-            "raise it with limits=Limits(max_repeat=...)", pointer=pointer, code="budget")
+        raise _too_long(keyword, limits, pointer)
