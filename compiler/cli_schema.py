@@ -4,8 +4,8 @@
 An input is a JSON Schema when `--language jsonschema` is given or, without `--language`, when
 its name ends in `.json` (so `NAME.schema.json` too). Its errors are reported like a grammar's:
 `path:line:col: error: at POINTER: message [code]`, located at the JSON pointer's member name in
-the file (at the offending character of a `pattern`); lenient relaxations are warnings in the
-same form, on stderr for `compile` and `check`.
+the file (at the offending character of a `pattern`); keywords lenient mode ignores are
+warnings in the same form, on stderr for `compile` and `check`.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .analyses.size import compile_structure
 from .diagnostics import Diagnostic
 from .errors import GrammarError
 from .json_schema import compile_json_schema, schema_to_grammar
-from .json_schema.lint import lint_schema, located_error, relaxations
+from .json_schema.lint import lint_schema, lenient_warnings, located_error
 from .json_schema.options import LAYOUTS, JsonSchemaOptions
 from .limits import Limits
 from .lint import STDIN, FileReport, read_source
@@ -77,20 +77,20 @@ def schema_options(args: argparse.Namespace) -> JsonSchemaOptions:
 
 def compile_schema(text: str, vocab: Vocabulary, options: JsonSchemaOptions,
                    limits: Limits) -> tuple[CompiledGrammar, list[Diagnostic]]:
-    """The schema `text` compiled against `vocab`, and its lenient relaxations as warnings.
-    Raises GrammarError located in `text`."""
+    """The schema `text` compiled against `vocab`, and the keywords lenient mode ignored as
+    warnings. Raises GrammarError located in `text`."""
     try:
         compiled = compile_json_schema(text, vocab, options=options, limits=limits)
     except GrammarError as exc:
         raise located_error(exc, text) from None
-    # compile_json_schema appends the relaxations to the one note of compile_grammar
-    return compiled, relaxations(compiled.notes[1:], text)
+    # compile_json_schema appends the lenient warnings to the one note of compile_grammar
+    return compiled, lenient_warnings(compiled.notes[1:], text)
 
 
 def check_automaton(text: str, options: JsonSchemaOptions,
                     limits: Limits) -> tuple[Automaton, list[Diagnostic]]:
     """The automaton that checks texts against the schema `text` (a DFA or rule automata,
-    as `compile` chooses, without token sets), and its lenient relaxations as warnings.
+    as `compile` chooses, without token sets), and the keywords lenient mode ignored as warnings.
     Raises GrammarError located in `text`."""
     try:
         grammar, warnings = schema_to_grammar(text, options, limits)
@@ -102,7 +102,7 @@ def check_automaton(text: str, options: JsonSchemaOptions,
         raise located_error(exc, text) from None
     automaton = compiled.dfa or compiled.pushdown
     assert automaton is not None, "a compiled grammar holds a DFA or rule automata"
-    return automaton, relaxations(warnings, text)
+    return automaton, lenient_warnings(warnings, text)
 
 
 def lint_schema_file(path: str, options: JsonSchemaOptions, limits: Limits, *,

@@ -1,5 +1,5 @@
 """The JSON Schema frontend on hand-written schemas: each keyword's exact semantics, the
-layouts, the errors (code and JSON pointer), and lenient relaxations."""
+layouts, the errors (code and JSON pointer), and lenient warnings."""
 from __future__ import annotations
 
 import json

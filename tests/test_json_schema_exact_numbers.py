@@ -6,7 +6,6 @@ Each case would fail with float parsing: `1e-400` becoming 0, a 22-digit fractio
 """
 from __future__ import annotations
 
-import time
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
@@ -120,10 +119,9 @@ def test_number_digits() -> None:
     assert [number_digits(v) for v in (0, 7, -123, 10 ** 400, Decimal("0.001"), Decimal("1E3"),
                                        Decimal("1.50"), 2.5, Decimal("-0.0"))] == [
         1, 1, 3, 401, 4, 4, 2, 2, 1]
-    started = time.perf_counter()
+    # Counted from the exponent, never by writing the digits out.
     assert number_digits(Decimal("1E+999999999999999999")) == 10 ** 18
     assert number_digits(Decimal("1E-999999999999999999")) == 10 ** 18
-    assert time.perf_counter() - started < 1
 
 
 def test_counts_read_from_decimals() -> None:
@@ -144,21 +142,18 @@ def test_counts_read_from_decimals() -> None:
     ('{"const": [1.5, {"x": 1e-100000}]}', "/const/1/x"),
 ])
 def test_too_many_digits_are_refused_before_building(schema: str, pointer: str) -> None:
-    started = time.perf_counter()
+    """Refused by their digit count (a billion-digit integer built first would not finish)."""
     with pytest.raises(BudgetExceeded) as info:
         compile_json_schema(schema, byte_vocabulary())
-    assert time.perf_counter() - started < 5
     assert info.value.pointer == pointer and "max_repeat" in info.value.message
 
 
 def test_number_node_counts_decimal_digits_first() -> None:
-    started = time.perf_counter()
     for kwargs in ({"minimum": Decimal("-1e-1000000000")}, {"maximum": Decimal("1E+999999999")},
                    {"multiple_of": Decimal("1e-999999999999999999")}):
         with pytest.raises(BudgetExceeded) as info:
             number_node(pointer="/x", **kwargs)  # type: ignore[arg-type]
         assert info.value.pointer == "/x" and "max_repeat" in info.value.message
-    assert time.perf_counter() - started < 2
     dfa = ir_to_dfa(number_node(maximum=Decimal("1E+400"), minimum=Decimal("-0.0")))
     assert dfa.fullmatch(("1" + "0" * 400).encode()) and not dfa.fullmatch(b"-1")
 
@@ -255,3 +250,25 @@ def test_decimal_const_is_exact(mantissa: str, exponent: int, negative: bool, po
     text = plain(value)
     assert Decimal(text) == value and text not in neighbours
     check(f'{{"const": {spelled}}}', [text, text + ("0" if "." in text else ".0")], neighbours)
+
+
+@pytest.mark.parametrize("keyword,kind,instance", [
+    ("Length", "string", '"ab"'), ("Items", "array", "[1, 2]"),
+    ("Properties", "object", '{"a": 1, "b": 2}')])
+def test_counts_beyond_any_instance(keyword: str, kind: str, instance: str) -> None:
+    """A count past MAX_COUNT bounds nothing as a maximum, and as a minimum admits no value of
+    its type and every value of the others, negated or not."""
+    check(f'{{"max{keyword}": 1e400}}', [instance, "1"], [])
+    check(f'{{"min{keyword}": 1e400}}', ["1", "null"], [instance])
+    check(f'{{"not": {{"min{keyword}": 1e400}}}}', [instance], [])
+    with pytest.raises(GrammarError) as info:  # every value satisfies the maximum
+        compile_json_schema(f'{{"not": {{"max{keyword}": 1e400}}}}', byte_vocabulary())
+    assert info.value.code == "empty-language"
+
+
+def test_const_digits_follow_the_limits() -> None:
+    """A const longer than the default `max_repeat` compiles once the limit is raised."""
+    value = "1" + "0" * 12_000
+    c = compile_json_schema(f'{{"const": {value}}}', byte_vocabulary(),
+                            limits=Limits(max_repeat=20_000))
+    assert accepts(c, value) and accepts(c, value + ".0") and not accepts(c, value + "0")

@@ -45,7 +45,8 @@ def schema_to_grammar(
     options: JsonSchemaOptions | None = None,
     limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[Grammar, list[str]]:
-    """The grammar of the instances of `schema`, and the warnings of lenient relaxations."""
+    """The grammar of the instances of `schema`, and lenient mode's warnings (each keyword it
+    ignored)."""
     from .translate import Translator
 
     with compile_deadline(limits):

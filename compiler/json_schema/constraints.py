@@ -47,6 +47,11 @@ HANDLED = frozenset((
     "additionalItems", "minItems", "maxItems", "properties", "patternProperties",
     "additionalProperties", "required", "propertyNames", "minProperties", "maxProperties",
     "not", "anyOf", "oneOf", "allOf", "$ref", "if", "then", "else", *draft3.KEYWORDS))
+MAX_COUNT = 2**63 - 1
+"""No instance has more characters, items or members than this (its text would fit in no
+memory): a larger `max*` count bounds nothing, a larger `min*` count admits no value of its
+type (`{"minLength": 1e400}` still admits every non-string)."""
+_COUNTED = {"minLength": "string", "minItems": "array", "minProperties": "object"}
 NEGATED = "!not"
 """The marker, among a location's ignored keywords, of a negated subschema."""
 
@@ -374,6 +379,10 @@ class Collector:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise GrammarError(f"{where}: {keyword} must be a non-negative integer",
                                code="invalid-schema")
+        if value > MAX_COUNT:
+            if keyword.startswith("min"):
+                c.types.discard(_COUNTED[keyword])
+            return
         name = {"minLength": "min_length", "maxLength": "max_length", "minItems": "min_items",
                 "maxItems": "max_items", "minProperties": "min_properties",
                 "maxProperties": "max_properties"}[keyword]

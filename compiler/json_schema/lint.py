@@ -34,7 +34,7 @@ from .locate import JsonPositions
 from .options import JsonSchemaOptions
 from .translate import Translator
 
-__all__ = ["SCHEMA_CODES", "lint_schema", "located_error", "relaxations"]
+__all__ = ["SCHEMA_CODES", "lint_schema", "lenient_warnings", "located_error"]
 
 SCHEMA_CODES: dict[str, tuple[str, str]] = {
     "schema-required-not-nullable": (
@@ -125,7 +125,7 @@ def located_error(error: GrammarError, schema_text: str) -> GrammarError:
                         source=error.source, code=diag.code)
 
 
-def _relaxations(warnings: list[str] | tuple[str, ...], positions: JsonPositions | None,
+def _lenient_warnings(warnings: list[str] | tuple[str, ...], positions: JsonPositions | None,
                  known: set[str]) -> list[Diagnostic]:
     out = []
     for warning in warnings:
@@ -137,10 +137,10 @@ def _relaxations(warnings: list[str] | tuple[str, ...], positions: JsonPositions
     return out
 
 
-def relaxations(warnings: list[str] | tuple[str, ...], schema_text: str) -> list[Diagnostic]:
-    """The lenient relaxations a translation reported (`schema_to_grammar`'s warnings, the
+def lenient_warnings(warnings: list[str] | tuple[str, ...], schema_text: str) -> list[Diagnostic]:
+    """The lenient ignored keywords a translation reported (`schema_to_grammar`'s warnings, the
     notes `compile_json_schema` adds) as warnings located in `schema_text`."""
-    return _relaxations(warnings, *_positions(schema_text))
+    return _lenient_warnings(warnings, *_positions(schema_text))
 
 
 def _translate(doc: SchemaDocument, options: JsonSchemaOptions,
@@ -156,7 +156,7 @@ def lint_schema(schema_text: str, path: str, options: JsonSchemaOptions | None =
     with `stats`, a note on the backend and sizes of its automata. Sorted by position."""
     options = options or JsonSchemaOptions()
     try:
-        data = load_schema(schema_text)
+        data = load_schema(schema_text, limits)
     except GrammarError as exc:
         return [_diagnostic(exc, None, set())]
     except RecursionError:
@@ -217,7 +217,7 @@ def _lint(data: Any, options: JsonSchemaOptions, limits: Limits, stats: bool,
     if grammar.start not in productive_rules(grammar):
         add("error", "empty-language", "no JSON value satisfies this schema, so nothing could "
             "be generated" + _empty_parts(translator, grammar), "")
-    found.extend(_relaxations(translator.warnings, positions, known))
+    found.extend(_lenient_warnings(translator.warnings, positions, known))
     found.extend(_findings(translator, doc, options, positions))
     if stats:
         found.extend(analyse_backend(grammar, limits))

@@ -57,6 +57,7 @@ class Layout:
 
     def __init__(self, options: JsonSchemaOptions, limits: Limits = DEFAULT_LIMITS) -> None:
         self.options = options
+        self.limits = limits
         self.indented = options.whitespace == "indent" and options.separators is None
         if options.separators is not None:
             from ..regex import parse_regex

@@ -59,7 +59,7 @@ def number_text(t: "Translator", c: "Constraints") -> Node | None:
         raise
     if c.numbers == "integer" and t.doc.plain_integers:
         node = intersect(node, _number_texts(PLAIN_INTEGER), limits=t.limits, label="integer")
-    removed = [number_node(minimum=v, maximum=v) for v in c.excluded_numbers]
+    removed = [number_node(minimum=v, maximum=v, limits=t.limits) for v in c.excluded_numbers]
     removed += [n for s in c.excluded_number_sets if (n := number_text(t, s)) is not None]
     if c.not_integer:
         if c.numbers == "integer":

@@ -220,7 +220,7 @@ def _scalar_node(value: Any, layout: Layout) -> Node:
         from .numbers import number_node
 
         v = exact_number(value)
-        return number_node(minimum=v, maximum=v)
+        return number_node(minimum=v, maximum=v, limits=layout.limits)
     if isinstance(value, str):
         return string_literal(value)
     if isinstance(value, list):
