@@ -169,7 +169,8 @@ def test_presence_rules() -> None:
           [{}, {"a": 1}, {"b": 1}, {"c": 1}], [{"a": 1, "b": 2}])
     check({"type": "object", "not": {"required": ["a"]}}, [{}, {"b": 1}], [{"a": 1}])
     with pytest.raises(GrammarError) as exc:
-        compiled({"dependencies": {"a": {"required": ["b"]}}})
+        compiled({"$schema": "http://json-schema.org/draft-07/schema#",
+                  "dependencies": {"a": {"required": ["b"]}}})
     assert exc.value.code == "unsupported-keyword" and "/dependencies" in str(exc.value)
     with pytest.raises(GrammarError) as exc:
         compiled({"not": {"dependentRequired": {"a": ["b"]}}})
@@ -256,7 +257,8 @@ def test_support_matrix_matches_the_frontend() -> None:
         if entry["status"] == "unsupported":
             value = UNSUPPORTED_EXAMPLES.get(keyword, {"type": "integer"})
             with pytest.raises(GrammarError) as exc:
-                compiled({keyword: value, "then": {}, "contains": {}})
+                compiled({keyword: value, "then": {}, "contains": {},
+                          "$schema": UNSUPPORTED_DIALECTS.get(keyword, DRAFT_2020_12)})
             assert exc.value.code == "unsupported-keyword", keyword
             assert f"/{keyword}" in str(exc.value)
 
@@ -293,6 +295,9 @@ UNSUPPORTED_EXAMPLES = {
     "uniqueItems": True, "minContains": 2, "maxContains": 2,
     "dependentSchemas": {"a": {"required": ["b"]}}, "$dynamicRef": "#x", "$recursiveRef": "#",
 }
+DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+UNSUPPORTED_DIALECTS = {"$recursiveRef": "https://json-schema.org/draft/2019-09/schema"}
+"""The draft of each unsupported keyword's example, where 2020-12 has no such keyword."""
 
 
 @pytest.mark.parametrize("schema", [

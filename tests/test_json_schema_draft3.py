@@ -253,17 +253,48 @@ def test_type_any_matches_everything() -> None:                                 
     assert all(accepts(compiled, t) for t in ("1", "1.1", '"foo"', "{}", "[]", "true", "null"))
 
 
-@pytest.mark.parametrize("schema", [                                                 # suite
-    {"type": ["array", {"type": "object"}]},
-    {"type": ["integer", {"properties": {"foo": {"type": "null"}}}]},
-    {"type": [{"type": ["string"]}, {"type": ["array", "null"]}]},
+@pytest.mark.parametrize("schema, instances", [
+    ({"type": ["integer", {"properties": {"foo": {"type": "null"}}}]},               # suite
+     [1, "foo", 1.1, {}, {"foo": None}, {"foo": "bar"}, [], True, None]),
+    ({"type": [{"type": ["string"]}, {"type": ["array", "null"]}]},                 # suite
+     ["foo", None, [], 1, {}, True]),
+    ({"type": ["array", {"type": "object"}]}, [[], {}, 1, "x", None]),
+    ({"type": ["array", {"minimum": 3}]}, [[], 4, 2, "x", None]),
+    ({"type": ["string", {"type": "integer", "minimum": 3}], "maxLength": 2},
+     ["ab", "abc", 3, 2, 1.5, None]),
+    ({"type": ["null", {"type": "object", "properties": {"b": {"type": "string"}}}]},
+     [None, {}, {"b": "x"}, {"b": 1}, 1]),
+    ({"properties": {"a": {"type": ["boolean", {"enum": [1, 2]}, {"type": "string",
+                                                                "pattern": "^x"}]}}},
+     [{"a": True}, {"a": 2}, {"a": "xy"}, {"a": "y"}, {"a": 3}, {}]),
+    ({"type": ["any", {"type": "string"}], "minimum": 2}, [1, 3, "x", None]),
+    ({"type": ["integer", {"type": "string"}], "disallow": [{"minimum": 5}]},
+     [1, 7, "x", 1.5]),
 ])
-def test_type_union_with_schemas_refused(schema: dict) -> None:
-    error = refused(schema, "/type")
-    assert "type union" in str(error)
-    lenient = compile_json_schema(draft3(schema), byte_vocabulary(), lenient=True)
-    assert any(n.startswith("/type:") and "ignored (lenient)" in n for n in lenient.notes)
-    assert accepts(lenient, "[]")
+def test_type_union_with_schemas_is_an_alternative(schema: dict, instances: list) -> None:
+    check(schema, instances)
+
+
+@pytest.mark.parametrize("schema, instances", [
+    ({"disallow": [{"type": ["string", {"type": "integer", "minimum": 3}]}]},
+     [1, 5, "x", None, 2.5]),
+    ({"disallow": [{"type": ["null", {"maxLength": 2}]}]}, [None, "ab", "abc", 1]),
+    ({"extends": {"disallow": [{"type": ["boolean", {"enum": ["a", "b"]}]}]}},
+     [True, "a", "c", 1]),
+])
+def test_type_union_negated_is_each_member_negated(schema: dict, instances: list) -> None:
+    check(schema, instances)
+
+
+def test_type_union_in_a_negation_beside_other_keywords_refused() -> None:
+    schema = {"disallow": [{"type": ["string", {"type": "integer"}], "minLength": 2}]}
+    error = refused(schema, "/disallow/0")
+    assert "negation" in str(error)
+
+
+@pytest.mark.parametrize("member", [1, True, "anything", ["string"]])
+def test_type_union_members_are_schemas_or_type_names(member: object) -> None:
+    refused({"type": [{"type": "string"}, member]}, "/type/1", "invalid-schema")
 
 
 @pytest.mark.parametrize("value", [{"type": "string"}, "anything", ["string", 1]])
@@ -316,9 +347,10 @@ def test_lint_reports_refused_draft3_forms() -> None:
     from grammask.compiler.json_schema import JsonSchemaOptions
     from grammask.compiler.json_schema.lint import lint_schema
 
-    schema = draft3({"properties": {"a": {"type": ["string", {"type": "integer"}]},
+    schema = draft3({"properties": {"a": {"disallow": [{"type": ["string", {"type": "integer"}],
+                                                        "minLength": 2}]},
                                     "b": {"dependencies": {"x": {"type": "object"}}}}})
     found = lint_schema(json.dumps(schema, indent=2), "s.json", JsonSchemaOptions())
     pointers = {(d.code, d.pointer) for d in found if d.severity == "error"}
-    assert ("unsupported-keyword", "/properties/a/type") in pointers
+    assert ("unsupported-keyword", "/properties/a/disallow/0") in pointers
     assert ("unsupported-keyword", "/properties/b/dependencies") in pointers

@@ -12,12 +12,18 @@ hides its siblings), `collect` merges what the remaining subschemas say:
 - item and property schemas stay locations, merged again when their conjunction is compiled.
 `anyOf`, `oneOf` and `if`/`then`/`else` are left to the translator, which distributes them
 into alternative conjunctions before merging (merging ignores them, which only over-approximates).
-Keywords that only annotate are ignored, as the specification says of unknown keywords;
-keywords whose validation is not supported raise `GrammarError` (`unsupported-keyword`), or,
-with `lenient`, are ignored with a warning: the compiled language is then a superset.
+Keywords that only annotate are ignored, as the specification says of unknown keywords, and so
+is every keyword outside the vocabulary of the document's draft: the document holds only the
+keywords in force (`SchemaDocument.at`, `vocabularies.py`), so nothing here enforces another
+draft's keyword, positively or under a negation. Keywords whose validation is not supported
+raise `GrammarError` (`unsupported-keyword`), or, with `lenient`, are ignored with a warning:
+the compiled language is then a superset.
 Under a draft-03 `$schema`, `extends`, `disallow` and a `type` array of one schema are expanded
-by `flatten` too, and `divisibleBy`, `any`, boolean `required` and single-name `dependencies`
-are read as `draft3.py` says; in other dialects those draft-03 keywords are annotations.
+by `flatten` too, a `type` union holding a schema is an alternative (`alternative`), and
+`divisibleBy`, `any`, boolean `required` and single-name `dependencies` are read as `draft3.py`
+says. Under drafts 3-4, `exclusiveMinimum`/`exclusiveMaximum` only flag `minimum`/`maximum` as
+exclusive (any true value, as validators read it); elsewhere a boolean one is read so too (a
+legacy spelling the later metaschemas reject), a number is a bound of its own.
 """
 from __future__ import annotations
 
@@ -30,6 +36,7 @@ from typing import Any
 from ..errors import BudgetExceeded, GrammarError
 from . import draft3
 from .document import DRAFT3_TYPES, SchemaDocument, join
+from .vocabularies import VALIDATING
 from .values import canonical, exact_number, is_number, json_type, number_digits
 
 Location = tuple[str, frozenset[str]]
@@ -145,6 +152,22 @@ class Collector:
     def __init__(self, doc: SchemaDocument, lenient: bool) -> None:
         self.doc = doc
         self.lenient = lenient
+        self.bound_flags = "exclusiveMinimum" not in VALIDATING[doc.dialect]
+        """Whether `exclusiveMinimum`/`exclusiveMaximum` are only flags (drafts 3-4)."""
+
+    def alternative(self, pointer: str, ignored: frozenset[str]) -> str | None:
+        """The keyword, not in `ignored`, that splits the subschema at `pointer` into
+        alternatives (the branches at `pointer/keyword/i`): `anyOf`, `oneOf`, or under draft 03
+        a `type` union holding a schema (a type name member is the schema `{"type": name}`)."""
+        schema = self.doc.at(pointer)
+        if not isinstance(schema, dict):
+            return None
+        for keyword in ("anyOf", "oneOf"):
+            if keyword in schema and keyword not in ignored:
+                return keyword
+        if self.doc.draft3 and "type" not in ignored and draft3.union(schema.get("type")):
+            return "type"
+        return None
 
     def flatten(self, conj: Conjunction) -> list[Location] | None:
         """The locations of `conj` with `$ref` and `allOf` expanded and each `not` as a
@@ -207,6 +230,8 @@ class Collector:
             return [negated(join(pointer, "anyOf", i)) for i in range(len(schema["anyOf"]))]
         if keywords == {"allOf"} and isinstance(schema["allOf"], list) and len(schema["allOf"]) == 1:
             return [negated(join(pointer, "allOf", 0))]
+        if keywords == {"type"} and self.alternative(pointer, frozenset()) == "type":
+            return [negated(join(pointer, "type", i)) for i in range(len(schema["type"]))]
         return None
 
     def unsupported(self, c: Constraints, keyword: str, pointer: str, why: str = "") -> None:
@@ -256,8 +281,6 @@ class Collector:
     def _keyword(self, c: Constraints, schema: dict[str, Any], keyword: str, pointer: str) -> None:
         value = schema[keyword]
         where = join(pointer, keyword)
-        if keyword in draft3.KEYWORDS and not self.doc.draft3:
-            return
         if keyword == "type":
             names = value if isinstance(value, list) else [value]
             if self.doc.draft3 and draft3.any_type(value):
@@ -307,9 +330,7 @@ class Collector:
             if keyword == "properties" and self.doc.draft3:
                 for name, required in draft3.required_properties(schema, pointer):
                     c.required.setdefault(name, required)
-        elif keyword == "required":
-            if self.doc.draft3 and isinstance(value, bool):
-                return
+        elif keyword == "required":  # draft 03's is no keyword of its own (`vocabularies.py`)
             if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
                 raise GrammarError(f"{where}: required must be an array of strings",
                                    code="invalid-schema")
@@ -343,18 +364,23 @@ class Collector:
     def _bound(self, c: Constraints, schema: dict[str, Any], keyword: str, pointer: str) -> None:
         value = schema[keyword]
         where = join(pointer, keyword)
-        if keyword.startswith("exclusive") and isinstance(value, bool):
-            plain = "minimum" if keyword == "exclusiveMinimum" else "maximum"
-            if value and plain in schema:
+        plain = "minimum" if keyword in ("minimum", "exclusiveMinimum") else "maximum"
+        flag = "exclusiveM" + plain[1:]
+        if keyword == flag and (isinstance(value, bool) or self.bound_flags):
+            if self._flagged(value) and plain in schema:
                 self._tighten(c, plain, self._number(schema[plain], join(pointer, plain)), True)
             c.number_pointer = where
             return
-        lower = keyword in ("minimum", "exclusiveMinimum")
-        exclusive = keyword.startswith("exclusive")
-        if not exclusive and schema.get("exclusiveM" + keyword[1:]) is True:
+        if keyword == plain and self._flagged(schema.get(flag)):
             return
-        self._tighten(c, "minimum" if lower else "maximum", self._number(value, where), exclusive)
+        self._tighten(c, plain, self._number(value, where), keyword == flag)
         c.number_pointer = where
+
+    def _flagged(self, value: Any) -> bool:
+        """Whether an `exclusiveMinimum`/`exclusiveMaximum` value makes its bound exclusive:
+        `true`, or under drafts 3-4 any value a validator takes for true (a non-zero number)."""
+        return value is True or (self.bound_flags and not isinstance(value, bool)
+                                 and value is not None and bool(value))
 
     @staticmethod
     def _tighten(c: Constraints, side: str, bound: Fraction, exclusive: bool) -> None:

@@ -9,11 +9,16 @@ Invariants:
   anchors. A reference resolves to a pointer in this document or raises `GrammarError`
   (`unsupported-ref` for a remote document, `invalid-ref` for a target that does not exist).
 - Indexing is iterative: nesting depth is bounded by `Limits.max_schema_depth`, not the stack.
+- The document is read by the draft of its root `$schema` (`vocabularies.py`): `at(pointer)`
+  holds only the keywords in force in that draft (`vocabulary`) beside annotations and
+  structure, so a keyword of another draft is an annotation for every reader of the document;
+  the subschemas of such a keyword are indexed only when a reference points into them.
 - Under a draft-03 `$schema` (`draft3`), the schemas of `extends` (a schema or an array),
   `disallow` and `type` (arrays holding schemas) are subschemas too, and a type name in
   `disallow`, or in a `type` array that holds a schema, is read as the schema
-  `{"type": name}` at its pointer, so every member of either is one (see `draft3.py`); a
-  string value of `dependencies` is a property name, not a schema.
+  `{"type": name}` at its pointer, so every member of either is one (see `draft3.py`); any
+  other member of such a `type` array is an `invalid-schema` error at its pointer; a string
+  value of `dependencies` is a property name, not a schema.
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from urllib.parse import unquote, urldefrag, urljoin
 
 from ..errors import GrammarError
 from ..limits import Limits
+from .vocabularies import VOCABULARIES, dialect, in_force
 
 SCHEMA_KEYWORDS = ("additionalProperties", "additionalItems", "items", "contains", "not",
                    "propertyNames", "unevaluatedItems", "unevaluatedProperties", "if", "then",
@@ -31,6 +37,8 @@ SCHEMA_ARRAYS = ("allOf", "anyOf", "oneOf", "prefixItems")
 SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
                "dependencies")
 LEGACY_DRAFTS = ("draft-03", "draft-04", "draft-06", "draft-07")
+STRUCTURAL = frozenset(("$defs", "definitions"))
+"""Keywords holding subschemas in every draft (only a reference reaches them)."""
 DRAFT3_TYPES = ("null", "boolean", "object", "array", "string", "number", "integer", "any")
 """The type names of draft 03 (`any`: every value)."""
 DRAFT3_SCHEMAS = ("extends", "type", "disallow")
@@ -65,10 +73,12 @@ def _unescape(token: str) -> str:
 
 
 class SchemaDocument:
-    """An indexed schema document, with its dialect read from the root `$schema`: `legacy` is
+    """An indexed schema document, with its dialect read from the root `$schema`: `dialect`
+    (one of `vocabularies.DRAFTS`) and its `vocabulary` (the keywords in force); `legacy` is
     true for drafts 3-7 (where `$ref` siblings are ignored), `plain_integers` for drafts 3-4
-    (where an integer has no fraction: `1.0` is not one), `draft3` for draft 03 (its
-    `divisibleBy`, `extends`, `disallow`, boolean `required`, schemas and `any` in `type`)."""
+    (where an integer has no fraction: `1.0` is not one, and `exclusiveMinimum` is a flag of
+    `minimum`), `draft3` for draft 03 (its `divisibleBy`, `extends`, `disallow`, boolean
+    `required`, schemas and `any` in `type`)."""
 
     def __init__(self, root: Any, limits: Limits) -> None:
         if not isinstance(root, (dict, bool)):
@@ -80,16 +90,20 @@ class SchemaDocument:
         self.base: dict[str, str] = {}
         self.resources: dict[str, str] = {}
         self.anchors: dict[tuple[str, str], str] = {}
-        dialect = root.get("$schema", "") if isinstance(root, dict) else ""
-        self.legacy = isinstance(dialect, str) and any(d in dialect for d in LEGACY_DRAFTS)
-        self.plain_integers = isinstance(dialect, str) and any(
-            d in dialect for d in LEGACY_DRAFTS[:2])
-        self.draft3 = isinstance(dialect, str) and LEGACY_DRAFTS[0] in dialect
+        self.dialect = dialect(root)
+        self.vocabulary = VOCABULARIES[self.dialect]
+        self.legacy = self.dialect in LEGACY_DRAFTS
+        self.plain_integers = self.dialect in LEGACY_DRAFTS[:2]
+        self.draft3 = self.dialect == LEGACY_DRAFTS[0]
         self._index("", root, _DEFAULT_BASE, 0)
 
     def at(self, pointer: str) -> Any:
-        """The subschema at `pointer`."""
+        """The subschema at `pointer`, as the document's draft reads it."""
         return self.schemas[pointer]
+
+    def _indexed(self, key: str) -> bool:
+        """Whether the subschemas under keyword `key` are indexed eagerly."""
+        return key in self.vocabulary or key in STRUCTURAL
 
     def _index(self, pointer: str, schema: Any, base: str, depth: int) -> None:
         stack: list[tuple[str, Any, str, int]] = [(pointer, schema, base, depth)]
@@ -99,7 +113,7 @@ class SchemaDocument:
             if depth > self.limits.max_schema_depth:
                 raise self.limits.exceeded("max_schema_depth", depth,
                                            f"schema nesting at {pointer or '/'}")
-            self.schemas[pointer] = schema
+            self.schemas[pointer] = in_force(schema, self.vocabulary)
             if not isinstance(schema, dict):
                 if not isinstance(schema, bool):
                     raise GrammarError(f"{pointer or '/'}: a schema must be an object or a "
@@ -109,7 +123,7 @@ class SchemaDocument:
             base = self._enter(pointer, schema, base)
             self.base[pointer] = base
             for key in SCHEMA_KEYWORDS:
-                if key in schema:
+                if key in schema and self._indexed(key):
                     value = schema[key]
                     if key == "items" and isinstance(value, list):
                         stack.extend((join(pointer, key, i), v, base, depth + 1)
@@ -117,7 +131,7 @@ class SchemaDocument:
                     else:
                         stack.append((join(pointer, key), value, base, depth + 1))
             for key in SCHEMA_ARRAYS:
-                if key in schema:
+                if key in schema and self._indexed(key):
                     value = schema[key]
                     if not isinstance(value, list):
                         raise GrammarError(f"{join(pointer, key)}: {key} must be an array of "
@@ -125,7 +139,7 @@ class SchemaDocument:
                     stack.extend((join(pointer, key, i), v, base, depth + 1)
                                  for i, v in enumerate(value))
             for key in SCHEMA_MAPS:
-                if key in schema:
+                if key in schema and self._indexed(key):
                     value = schema[key]
                     if not isinstance(value, dict):
                         raise GrammarError(f"{join(pointer, key)}: {key} must be an object",
@@ -160,13 +174,13 @@ class SchemaDocument:
             for where, member in members:
                 if isinstance(member, dict) or (key == "extends" and isinstance(member, bool)):
                     found.append((where, member))
-                elif key == "extends" or (key == "disallow" and member not in DRAFT3_TYPES):
+                elif key == "extends" or (union and member not in DRAFT3_TYPES):
                     raise GrammarError(
                         f"{where}: {key} must be " + ("a schema or an array of schemas"
                         if key == "extends" else "a type name (one of "
                         f"{', '.join(DRAFT3_TYPES)}) or a schema") + f", got {member!r}",
                         code="invalid-schema")
-                elif union and member in DRAFT3_TYPES:
+                elif union:
                     self.schemas[where] = {"type": member}
                     self.base[where] = base
         return found

@@ -28,10 +28,12 @@ from ..errors import GrammarError
 from ..ir import Grammar, Span
 from ..limits import DEFAULT_LIMITS, Limits
 from . import load_schema
-from .constraints import TYPES, Conjunction, Constraints, conjunction, location
+from .constraints import NEGATED, TYPES, Collector, Conjunction, Constraints, conjunction
+from .constraints import location
 from .document import SchemaDocument, join
 from .locate import JsonPositions
 from .options import JsonSchemaOptions
+from .relaxations import noted_relaxation
 from .translate import Translator
 
 __all__ = ["SCHEMA_CODES", "lint_schema", "lenient_warnings", "located_error"]
@@ -49,9 +51,11 @@ SCHEMA_CODES: dict[str, tuple[str, str]] = {
     "schema-unused-def": ("warning", "A definition no $ref reachable from the root uses."),
     "schema-oneof-as-anyof": ("warning", "A oneOf read as anyOf (lenient)."),
     "schema-lenient-ignored": ("warning", "An unsupported keyword or format ignored (lenient)."),
+    "schema-sound-subset": (
+        "info", "A declared sound subset taken where the exact language is over budget."),
 }
 
-_RELAXATIONS = {
+_LENIENT_ADVICE = {
     "; ignored (lenient)": "; compile with lenient=True (CLI: --lenient) to ignore it (the "
                            "output may then violate it)",
     "; read as anyOf (lenient)": "; make them disjoint (for example with a const "
@@ -132,8 +136,10 @@ def _lenient_warnings(warnings: list[str] | tuple[str, ...], positions: JsonPosi
         pointer, message = _split_pointer(warning, known)
         pointer = pointer or ""
         code = "schema-oneof-as-anyof" if pointer.endswith("/oneOf") else "schema-lenient-ignored"
+        if noted_relaxation(message) is not None:
+            code = "schema-sound-subset"
         span = positions.span(pointer) if positions is not None else None
-        out.append(Diagnostic("warning", code, message, span, pointer))
+        out.append(Diagnostic(SCHEMA_CODES[code][0], code, message, span, pointer))
     return out
 
 
@@ -207,7 +213,10 @@ def _lint(data: Any, options: JsonSchemaOptions, limits: Limits, stats: bool,
             pointer, message = _split_pointer(warning, known)
             if pointer is None or pointer == first:
                 continue
-            for suffix, advice in _RELAXATIONS.items():
+            if noted_relaxation(message) is not None:
+                add("info", "schema-sound-subset", message, pointer)
+                continue
+            for suffix, advice in _LENIENT_ADVICE.items():
                 if message.endswith(suffix):
                     message = message.removesuffix(suffix) + advice
             code = "unsupported-format" if pointer.endswith("/format") else "unsupported-keyword"
@@ -249,11 +258,11 @@ def _empty_parts(translator: Translator, grammar: Grammar) -> str:
     return f" (no value satisfies {shown})"
 
 
-def _pending(doc: SchemaDocument, parts: list) -> bool:
+def _pending(collector: Collector, parts: list) -> bool:
     """Whether a flattened conjunction still has alternatives to split (so it is not
     generated itself; its branches are)."""
-    return any(isinstance(doc.at(p), dict) and k in doc.at(p) and k not in ignored
-               for p, ignored in parts for k in ("anyOf", "oneOf"))
+    return any(NEGATED not in ignored and collector.alternative(p, ignored)
+               for p, ignored in parts)
 
 
 def _declares(doc: SchemaDocument, parts: list, type_name: str) -> str | None:
@@ -277,7 +286,7 @@ def _findings(translator: Translator, doc: SchemaDocument, options: JsonSchemaOp
     collector = translator.collector
     for conj in dict.fromkeys(conj for conj, _ in translator.names):
         parts = collector.flatten(conj)
-        if parts is None or _pending(doc, parts):
+        if parts is None or _pending(collector, parts):
             continue
         try:
             c = collector.collect(parts)
@@ -387,8 +396,8 @@ def _null_among(translator: Translator, conj: Conjunction) -> bool:
         if searched > _NULL_SEARCH:
             return True
         parts = todo.pop()
-        split = next(((p, ig, k) for p, ig in parts for k in ("anyOf", "oneOf")
-                      if k in doc.at(p) and k not in ig), None)
+        split = next(((p, ig, k) for p, ig in parts if NEGATED not in ig
+                      for k in (collector.alternative(p, ig),) if k is not None), None)
         if split is not None:
             pointer, ignored, keyword = split
             rest = [loc for loc in parts if loc != (pointer, ignored)]

@@ -15,8 +15,10 @@ that S accepts. So `not S` keeps the other constraints and, per type T:
   together).
 `enum`/`const` in S make S_T finite: those values are excluded. `not: {anyOf: [A, B]}` is
 `not A` and `not B`; `not: {not: A}` is A (expanded with `$ref` and `allOf` when flattening).
-Any other form (S_T an arbitrary set of arrays or objects, `oneOf` or a nested `not` in S)
-raises `unsupported-keyword`; with `lenient`, that `not` is ignored: a superset.
+Any other form (S_T an arbitrary set of arrays or objects, `oneOf`, a draft-03 `type` union
+beside other keywords or a nested `not` in S) raises `unsupported-keyword`; with `lenient`,
+that `not` is ignored: a superset. S is read in the document's draft: a keyword of another
+draft in S is an annotation (`{"$schema": draft-04, "not": {"const": 1}}` rejects every value).
 """
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ def _plan(t: "Translator", pointer: str) -> tuple[Constraints, list[object] | No
     keywords = {k for p, ignored in parts if NEGATED not in ignored for k in t.doc.at(p)
                 if k not in ignored and (k in HANDLED or k in UNSUPPORTED or k in PRESENCE)
                 and k not in ("$ref", "allOf")}
-    if keywords & _REFUSED or any(NEGATED in ignored for _, ignored in parts):
+    if keywords & _REFUSED or any(NEGATED in ignored or t.collector.alternative(p, ignored)
+                                  for p, ignored in parts):
         return False
     s = t.collector.collect(parts)
     if s.warnings:

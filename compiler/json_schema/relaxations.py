@@ -16,12 +16,13 @@ removed (the complement of O lies inside the complement of F). Exact formats hav
 
 `RELAXATIONS` lists them all; `specs/json_schema.md` and `specs/json_schema_support.json`
 describe each by its name, and a test keeps the three in agreement. Layout (whitespace, key
-order) relaxations constrain spellings, not values: negation works on values, so they never
-meet a complement. Nothing else in the frontend may drop valid instances.
+order) and spelling (string escapes) relaxations constrain texts, not values: negation works on
+values, so they never meet a complement. Nothing else in the frontend may drop valid instances.
 """
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 from ..ir import Node
@@ -61,6 +62,15 @@ RELAXATIONS: tuple[Relaxation, ...] = (
         "'--' in a label's third and fourth places",
         "format hostname; removed as any dot-separated labels of 1-63 letters, digits and "
         "hyphens that neither start nor end with a hyphen"),
+    Relaxation(
+        "string-escapes",
+        "string literals in which every character that JSON allows raw is written raw, and "
+        "'\"', '\\' and the controls below U+0020 are written as their short escape where "
+        "they have one (\\\" \\\\ \\b \\f \\n \\r \\t) and otherwise as \\u00XX (hex digits in "
+        "either case)",
+        "strings with a length bound and a format, a pattern or values removed by a complement, "
+        "whose literal automaton with every spelling exceeds Limits.max_dfa_states; the "
+        "compiled grammar's notes name each such string"),
 )
 """The sound subsets, each exact on its domain."""
 
@@ -76,6 +86,20 @@ def number_domain() -> Node:
     return parse_regex(NUMBER_DOMAIN)
 
 
+def relaxation_note(pointer: str, name: str, what: str, why: str) -> str:
+    """The note a compiled grammar carries where relaxation `name` was taken at `pointer`
+    because the exact language is over budget: `POINTER: WHAT (relaxation NAME): WHY`."""
+    assert any(r.name == name for r in RELAXATIONS), name
+    return f"{pointer or '/'}: {what} (relaxation {name}): {why}"
+
+
+def noted_relaxation(message: str) -> str | None:
+    """The relaxation a note of `relaxation_note` declares, or None (a lenient warning)."""
+    found = re.search(r" \(relaxation ([a-z-]+)\)", message)
+    name = found.group(1) if found else None
+    return name if any(r.name == name for r in RELAXATIONS) else None
+
+
 def format_language(name: str, *, removed: bool, span_pointer: str = "") -> Node:
     """The decoded strings of format `name` as a keyword that must hold (`removed` False: its
     under-approximation) or that is removed by a complement (its over-approximation)."""
@@ -86,4 +110,5 @@ def format_language(name: str, *, removed: bool, span_pointer: str = "") -> Node
     return format_node(name, span_pointer=span_pointer)
 
 
-__all__ = ["NUMBER_DOMAIN", "RELAXATIONS", "Relaxation", "format_language", "number_domain"]
+__all__ = ["NUMBER_DOMAIN", "RELAXATIONS", "Relaxation", "format_language", "noted_relaxation",
+           "number_domain", "relaxation_note"]

@@ -7,8 +7,9 @@ against every subschema of `conj`, built by automaton operations on the schema's
   string; `type` without `string`, or `false`, accepts none;
 - the string keywords (`enum`/`const`, `pattern`, `format`, lengths) of the merged subschemas
   give the plain language (`scalars.string_content_node`);
-- `not S` removes the strings of S; `anyOf` is a union; `oneOf` keeps the strings of exactly
-  one branch (each branch minus the others); `if`/`then`/`else` is (I ∩ T) ∪ (E \\ I).
+- `not S` removes the strings of S; `anyOf` (and a draft-03 `type` union) is a union;
+  `oneOf` keeps the strings of exactly one branch (each branch minus the others);
+  `if`/`then`/`else` is (I ∩ T) ∪ (E \\ I).
 Every complement takes its operand on the other side of the `relaxations` rule: a language
 that is removed is built with the supersets of the sound format subsets (`removed=True`), so
 the result is always a subset of the exact strings, never more.
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from .translate import Translator
 
 Key = tuple[Conjunction, bool]
-_ALTERNATIVES = ("anyOf", "oneOf")
 
 
 def strings_of(t: "Translator", conj: Conjunction, *, removed: bool = False) -> Node:
@@ -85,16 +85,16 @@ def _plan(t: "Translator", conj: Conjunction, removed: bool) -> tuple:
         if NEGATED in ignored:
             continue
         schema = t.doc.at(pointer)
-        for keyword in _ALTERNATIVES:
-            if keyword in schema and keyword not in ignored:
-                rest = remaining(parts, loc, keyword)
-                branches = [join(pointer, keyword, i) for i in range(len(schema[keyword]))]
-                keys = [(conjunction(rest + [location(b)]), removed) for b in branches]
-                if keyword == "anyOf":
-                    return ("any", keys)
-                return ("one", [(k, [(conjunction([location(o)]), not removed)
-                                     for o in branches if o != b])
-                                for k, b in zip(keys, branches)])
+        keyword = t.collector.alternative(pointer, ignored)
+        if keyword is not None:
+            rest = remaining(parts, loc, keyword)
+            branches = [join(pointer, keyword, i) for i in range(len(schema[keyword]))]
+            keys = [(conjunction(rest + [location(b)]), removed) for b in branches]
+            if keyword != "oneOf":
+                return ("any", keys)
+            return ("one", [(k, [(conjunction([location(o)]), not removed)
+                                 for o in branches if o != b])
+                            for k, b in zip(keys, branches)])
         if "if" in schema and "if" not in ignored and ("then" in schema or "else" in schema):
             rest = remaining(parts, loc, "if", "then", "else")
             condition = location(join(pointer, "if"))

@@ -13,31 +13,33 @@ An escape is one character for the length. Lone surrogate escapes are never acce
 
 Without content and pattern, and with length bounds, the result is plain IR: `"`
 character{min,max} `"` (the grammar's own automaton builds the counter in compiled code, two to
-three times faster than the encoding below, for the same minimal states). Otherwise the value
-language (content ∩ length ∩
-pattern) is determinized, and its minimal DFA D, whose
-language is UTF-8 text, is mapped to the literal language: each state s of D reached at a
-character boundary keeps its raw UTF-8 edges except the bytes of '"', '\\' and the controls,
-and gains escape paths to δ*(s, utf8(c)) for every c. The characters leading from s to each
-target are computed as code-point ranges from D's UTF-8 byte layers (per lead byte, the
-continuation-byte maps shared between states), and `\\u` escapes go through digit-range
-automata over the 16-bit value, shared between equal value maps. The result is a minimal
-`Automaton` whose size is bounded by `Limits.max_dfa_states`. The automaton is computed once per
-(content, pattern, bounds, limits), the languages compared by object (automata by their
-interned DFA), and the same `Automaton` object is returned for each use.
+three times faster than the encoding, for the same minimal states). Otherwise the value
+language (content ∩ pattern ∩ length, the length by `counted`) is determinized and its minimal
+DFA mapped to the literal language (`spellings.json_string_automaton`). When there is a length
+bound and a content or pattern, and that literal automaton exceeds `Limits.max_dfa_states`, it
+is built once more with raw spellings only (relaxation `string-escapes`, `relaxations.py`): every
+character JSON allows raw is written raw, so the hex digit trees that multiply the states go
+away. Only the spelling is restricted; the decoded values are exactly those above, and every
+complement is taken on decoded values, never on these literals. Such an automaton is labelled
+`RAW_SPELLINGS` and `spelling_note` words the note the compiled grammar carries for it.
+
+The result is a minimal `Automaton`, computed once per (content, pattern, bounds, limits), the
+languages compared by object (automata by their interned DFA); the same `Automaton` object is
+returned for each use.
 
 Errors carry `pointer`: bad bounds are `invalid-schema`, no value satisfying the constraints is
 `empty-language`, bounds above `Limits.max_repeat` or automata above `Limits.max_dfa_states`
-are `BudgetExceeded`, and pattern errors are those of `ecma_pattern`.
+(the raw spellings included) are `BudgetExceeded`, and pattern errors are those of
+`ecma_pattern`.
 """
 from __future__ import annotations
 
 import functools
-from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from ...runtime.dfa_table import DFATable
 from ..dfa import trim
@@ -48,12 +50,14 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..minimize import minimize
 from ..nfa import IdentityKey
 from .ecma_regex import ANY_STRING, ecma_pattern
+from .relaxations import relaxation_note
+from .spellings import json_string_automaton
 
-__all__ = ["ANY_STRING", "chunked_string", "counted", "ecma_pattern", "json_string",
-           "json_string_automaton"]
+__all__ = ["ANY_STRING", "RAW_SPELLINGS", "chunked_string", "counted", "ecma_pattern",
+           "json_string", "json_string_automaton", "spelling_note"]
 
-CodePointMap = list[tuple[int, int, int]]
-"""Sorted, disjoint (lo, hi, target) code-point ranges."""
+RAW_SPELLINGS = "JSON string, raw spellings (string-escapes)"
+"""The label of a literal automaton built in the `string-escapes` domain."""
 
 _QUOTE = Literal(b'"')
 _HEX = CharClass.of([(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)])
@@ -69,247 +73,6 @@ _CHARACTER = Choice((
              Literal(b"\\u"), _D, CharClass.of([(0x43, 0x46), (0x63, 0x66)]), _HEX, _HEX)),
     )))),
 ))
-_SHORT_ESCAPES = {ord('"'): 0x22, ord("\\"): 0x5C, ord("/"): 0x2F, ord("b"): 0x08,
-                  ord("f"): 0x0C, ord("n"): 0x0A, ord("r"): 0x0D, ord("t"): 0x09}
-_HEX_BYTES = [tuple({ord(c) for c in (f"{d:x}", f"{d:X}")}) for d in range(16)]
-_SPECIAL_BYTES = sorted(set(range(0x20)) | set(b'"\\/u') | set(_SHORT_ESCAPES)
-                        | {b for group in _HEX_BYTES for b in group})
-_LEAD_MASK = {1: 0x1F, 2: 0x0F, 3: 0x07}
-_LAYERS = ((0x00, 0x7F, 0), (0xC2, 0xDF, 1), (0xE0, 0xEF, 2), (0xF0, 0xF4, 3))
-
-
-def _add(out: CodePointMap, lo: int, hi: int, target: int) -> None:
-    """Append a range, merging it with the last one when adjacent with the same target."""
-    if out and out[-1][1] + 1 == lo and out[-1][2] == target:
-        out[-1] = (out[-1][0], hi, target)
-    else:
-        out.append((lo, hi, target))
-
-
-def _runs(byte_class: np.ndarray, lo: int, hi: int) -> list[tuple[int, int, int]]:
-    """Maximal runs (first, last, class) of bytes lo..hi with the same byte class."""
-    part = byte_class[lo:hi + 1]
-    starts = np.flatnonzero(np.diff(part, prepend=-1))
-    ends = np.append(starts[1:], len(part)) - 1
-    return list(zip((starts + lo).tolist(), (ends + lo).tolist(), part[starts].tolist()))
-
-
-class _Encoder:
-    """Builds the literal automaton of one value DFA (see the module docstring)."""
-
-    def __init__(self, values: DFATable, limits: Limits) -> None:
-        self.values = values
-        self.limits = limits
-        self.rows = values.transitions.tolist()
-        bc = values.byte_class
-        self.continuation = _runs(bc, 0x80, 0xBF)
-        self.leads = [(lo, hi, c, k) for first, last, k in _LAYERS
-                      for lo, hi, c in _runs(bc, first, last)]
-        self.suffixes: dict[tuple[int, int], CodePointMap] = {}
-        self.first_new = values.n_states + 2
-        self.n_new = 0
-        self.rows_of: list[tuple[int, dict[int, int]]] = []
-        self.hex_rows: list[tuple[int, list[int]]] = []
-        self.hex_nodes: dict[tuple[int, tuple[tuple[int, int, int], ...]], int] = {}
-        self.hex_full: dict[tuple[int, int], int] = {}
-        self.pending: dict[tuple[tuple[int, int, int], ...], int] = {}
-        self.escapes: dict[tuple[tuple[int, int, int], ...], int] = {}
-
-    def state(self, row: dict[int, int] | None) -> int:
-        """A new state with the given byte moves (None: a hex node, moves kept in hex_rows)."""
-        n = self.first_new + self.n_new
-        if n >= self.limits.max_dfa_states:
-            raise self.limits.exceeded("max_dfa_states", f"more than {n}",
-                                       "JSON string automaton states")
-        self.n_new += 1
-        if row is not None:
-            self.rows_of.append((n, row))
-        return n
-
-    def suffix(self, q: int, k: int) -> CodePointMap:
-        """Value of the next k continuation bytes from state q -> the state after them."""
-        key = (q, k)
-        if key not in self.suffixes:
-            out: CodePointMap = []
-            span = 64 ** (k - 1)
-            for lo, hi, c in self.continuation:
-                t = self.rows[q][c]
-                if t < 0:
-                    continue
-                if k == 1:
-                    _add(out, lo - 0x80, hi - 0x80, t)
-                    continue
-                tail = self.suffix(t, k - 1)
-                if len(tail) == 1 and tail[0][:2] == (0, span - 1):
-                    _add(out, (lo - 0x80) * span, (hi - 0x7F) * span - 1, tail[0][2])
-                    continue
-                for b in range(lo, hi + 1):
-                    offset = (b - 0x80) * span
-                    for a, z, u in tail:
-                        _add(out, offset + a, offset + z, u)
-            self.suffixes[key] = out
-        return self.suffixes[key]
-
-    def code_points(self, s: int) -> CodePointMap:
-        """The code points leading from boundary state s to each state, as ranges."""
-        out: CodePointMap = []
-        for lo, hi, c, k in self.leads:
-            q = self.rows[s][c]
-            if q < 0:
-                continue
-            if k == 0:
-                _add(out, lo, hi, q)
-                continue
-            tail = self.suffix(q, k)
-            span = 64 ** k
-            if len(tail) == 1 and tail[0][:2] == (0, span - 1):
-                _add(out, (lo & _LEAD_MASK[k]) * span, (hi & _LEAD_MASK[k]) * span + span - 1,
-                     tail[0][2])
-                continue
-            for b in range(lo, hi + 1):
-                base = (b & _LEAD_MASK[k]) << (6 * k)
-                for a, z, t in tail:
-                    _add(out, base + a, base + z, t)
-        return out
-
-    def hex_node(self, digits: int, fn: tuple[tuple[int, int, int], ...]) -> int:
-        """The state reading `digits` hex digits whose value v leads to fn(v); -1 if none."""
-        if not fn:
-            return -1
-        key = (digits, fn)
-        found = self.hex_nodes.get(key)
-        if found is not None:
-            return found
-        children = [-1] * 16
-        if digits == 1:
-            for a, z, t in fn:
-                children[a:z + 1] = [t] * (z - a + 1)
-        else:
-            size = 16 ** (digits - 1)
-            parts: dict[int, list[tuple[int, int, int]]] = {}
-            for a, z, t in fn:
-                first, last = a // size, z // size
-                if a % size:
-                    end = min(z, first * size + size - 1)
-                    parts.setdefault(first, []).append((a - first * size, end - first * size, t))
-                    first += 1
-                if first > last:
-                    continue
-                if z % size != size - 1:
-                    parts.setdefault(last, []).append((0, z - last * size, t))
-                    last -= 1
-                if first <= last:
-                    children[first:last + 1] = [self.hex_full_node(digits - 1, t)] * (
-                        last - first + 1)
-            for d, part in parts.items():
-                children[d] = self.hex_node(digits - 1, tuple(part))
-        state = self.state(None)
-        self.hex_rows.append((state, children))
-        self.hex_nodes[key] = state
-        return state
-
-    def hex_full_node(self, digits: int, target: int) -> int:
-        """The state reading any `digits` hex digits into `target`."""
-        full = self.hex_full.get((digits, target))
-        if full is None:
-            full = self.hex_full[(digits, target)] = self.hex_node(
-                digits, ((0, 16 ** digits - 1, target),))
-        return full
-
-    def low_surrogate(self, fn: tuple[tuple[int, int, int], ...]) -> int:
-        """The state after a high surrogate escape: `\\u` and a low surrogate l lead to fn(l)."""
-        if fn not in self.pending:
-            digits = self.hex_node(4, tuple((0xDC00 + a, 0xDC00 + z, t) for a, z, t in fn))
-            self.pending[fn] = self.state({ord("\\"): self.state({ord("u"): digits})})
-        return self.pending[fn]
-
-    def high_surrogates(self, astral: CodePointMap) -> CodePointMap:
-        """High surrogate values (D800-DBFF) -> the state awaiting their low surrogate."""
-        segments: list[tuple[int, int, list[tuple[int, int, int]]]] = []
-
-        def piece(h: int, lo: int, hi: int, t: int) -> None:
-            if segments and segments[-1][0] == segments[-1][1] == h:
-                segments[-1][2].append((lo, hi, t))
-            else:
-                segments.append((h, h, [(lo, hi, t)]))
-
-        for lo, hi, t in astral:
-            a, z = lo - 0x10000, hi - 0x10000
-            if a >> 10 == z >> 10:
-                piece(a >> 10, a & 0x3FF, z & 0x3FF, t)
-                continue
-            piece(a >> 10, a & 0x3FF, 0x3FF, t)
-            if (a >> 10) + 1 < z >> 10:
-                segments.append(((a >> 10) + 1, (z >> 10) - 1, [(0, 0x3FF, t)]))
-            piece(z >> 10, 0, z & 0x3FF, t)
-        out: CodePointMap = []
-        for h_lo, h_hi, pieces in segments:
-            _add(out, 0xD800 + h_lo, 0xD800 + h_hi, self.low_surrogate(tuple(pieces)))
-        return out
-
-    def escape(self, cps: CodePointMap) -> int:
-        """The state after `\\` from a boundary state whose characters lead as `cps` says."""
-        key = tuple(cps)
-        if key not in self.escapes:
-            starts = [lo for lo, _, _ in cps]
-            row: dict[int, int] = {}
-            for letter, cp in _SHORT_ESCAPES.items():
-                i = bisect_right(starts, cp) - 1
-                if i >= 0 and cps[i][1] >= cp:
-                    row[letter] = cps[i][2]
-            bmp = [(lo, min(hi, 0xFFFF), t) for lo, hi, t in cps if lo <= 0xFFFF]
-            astral = [(max(lo, 0x10000), hi, t) for lo, hi, t in cps if hi >= 0x10000]
-            digits = self.hex_node(4, tuple(sorted(bmp + self.high_surrogates(astral))))
-            if digits >= 0:
-                row[ord("u")] = digits
-            self.escapes[key] = self.state(row)
-        return self.escapes[key]
-
-    def build(self) -> DFATable:
-        """The minimal literal DFA: state 0 awaits the opening quote, 1 is after the closing
-        one, 2 + q is the value DFA's state q."""
-        values = self.values
-        boundary = {values.start: self.code_points(values.start)}
-        order = [values.start]
-        for s in order:
-            for _, _, t in boundary[s]:
-                if t not in boundary:
-                    boundary[t] = self.code_points(t)
-                    order.append(t)
-        escapes = {s: self.escape([(lo, hi, t + 2) for lo, hi, t in cps])
-                   for s, cps in boundary.items()}
-        special = np.full(256, -1, dtype=np.int64)
-        special[_SPECIAL_BYTES] = _SPECIAL_BYTES
-        keys = values.byte_class.astype(np.int64) * 512 + special + 1
-        _, first, column = np.unique(keys, return_index=True, return_inverse=True)
-        column = column.reshape(256)
-        n = self.first_new + self.n_new
-        table = np.full((n, len(first)), -1, dtype=np.int32)
-        moves = values.transitions[:, values.byte_class[first]]
-        table[2:self.first_new] = np.where(moves >= 0, moves + 2, -1)
-        table[0, column[ord('"')]] = values.start + 2
-        for s, esc in escapes.items():
-            table[s + 2, column[:0x20]] = -1
-            table[s + 2, column[ord("\\")]] = esc
-            table[s + 2, column[ord('"')]] = 1 if values.accepting[s] else -1
-        for state, row in self.rows_of:
-            for byte, t in row.items():
-                table[state, column[byte]] = t
-        if self.hex_rows:
-            states = np.array([state for state, _ in self.hex_rows])
-            children = np.array([c for _, c in self.hex_rows], dtype=np.int32)
-            for d, hex_bytes in enumerate(_HEX_BYTES):
-                for byte in hex_bytes:
-                    table[states, column[byte]] = children[:, d]
-        accepting = np.zeros(n, dtype=bool)
-        accepting[1] = True
-        return minimize(trim(column.astype(np.int32), table, accepting, 0))
-
-
-def json_string_automaton(values: DFATable, limits: Limits = DEFAULT_LIMITS) -> DFATable:
-    """The DFA of the JSON string literals whose decoded value `values` accepts. `values` must
-    accept only UTF-8 text (as every DFA of IR built from code points does)."""
-    return _Encoder(values, limits).build()
 
 
 def _closure(frontier: np.ndarray, moves: np.ndarray, completes: np.ndarray) -> np.ndarray:
@@ -325,29 +88,123 @@ def _closure(frontier: np.ndarray, moves: np.ndarray, completes: np.ndarray) -> 
     return np.flatnonzero(seen)
 
 
+@njit(cache=True, nogil=True)
+def _completion_lengths(moves, completes, accepting, cap):  # type: ignore[no-untyped-def]
+    """(shortest, longest): per state, the fewest and the most characters (`completes` moves)
+    read from it to acceptance, longest capped at `cap` (reached when unbounded); -1 in both
+    where acceptance cannot be reached."""
+    n, k = moves.shape
+    first = np.zeros(n + 1, np.int64)
+    for s in range(n):
+        for c in range(k):
+            if moves[s, c] >= 0:
+                first[moves[s, c] + 1] += 1
+    for i in range(n):
+        first[i + 1] += first[i]
+    pred = np.empty(first[n], np.int64)
+    weight = np.empty(first[n], np.int64)
+    fill = first[:n].copy()
+    for s in range(n):
+        for c in range(k):
+            t = moves[s, c]
+            if t >= 0:
+                pred[fill[t]] = s
+                weight[fill[t]] = 1 if completes[s, c] else 0
+                fill[t] += 1
+    shortest = np.full(n, -1, np.int64)
+    current = np.empty(first[n] + n, np.int64)
+    later = np.empty(first[n] + n, np.int64)
+    n_current = n_later = 0
+    for s in range(n):
+        if accepting[s]:
+            current[n_current] = s
+            n_current += 1
+    d = 0
+    while n_current:
+        while n_current:
+            n_current -= 1
+            v = current[n_current]
+            if shortest[v] >= 0:
+                continue
+            shortest[v] = d
+            for e in range(first[v], first[v + 1]):
+                u = pred[e]
+                if shortest[u] < 0:
+                    if weight[e]:
+                        later[n_later] = u
+                        n_later += 1
+                    else:
+                        current[n_current] = u
+                        n_current += 1
+        current[:n_later] = later[:n_later]
+        n_current, n_later = n_later, 0
+        d += 1
+    pending = np.zeros(n, np.int64)
+    for s in range(n):
+        if shortest[s] >= 0:
+            for c in range(k):
+                if moves[s, c] >= 0 and shortest[moves[s, c]] >= 0:
+                    pending[s] += 1
+    longest = np.full(n, -1, np.int64)
+    best = np.where(accepting, 0, -1)
+    ready = np.empty(n, np.int64)
+    n_ready = 0
+    for s in range(n):
+        if shortest[s] >= 0 and pending[s] == 0:
+            ready[n_ready] = s
+            n_ready += 1
+    while n_ready:
+        n_ready -= 1
+        v = ready[n_ready]
+        longest[v] = min(best[v], cap)
+        for e in range(first[v], first[v + 1]):
+            u = pred[e]
+            if shortest[u] >= 0:
+                best[u] = max(best[u], longest[v] + weight[e])
+                pending[u] -= 1
+                if pending[u] == 0:
+                    ready[n_ready] = u
+                    n_ready += 1
+    for s in range(n):
+        if shortest[s] >= 0 and longest[s] < 0:
+            longest[s] = cap
+    return shortest, longest
+
+
 def counted(values: DFATable, lo: int, hi: int | None, limits: Limits) -> DFATable:
     """`values` (UTF-8 text) restricted to strings of lo to hi code points (hi None: no upper
     bound): one copy of each state per number of characters read, capped at lo without hi.
 
     A move completes a character iff it enters a state at a character boundary, and those are
     the accepting states and the states with a move on a byte that is not a continuation byte.
+    A copy (c, q) is made only when some accepted completion from q has at most hi - c
+    characters and some has at least lo - c (`_completion_lengths`), so the budget counts no
+    copy the trimmed result would drop (the copies of a hostname's short labels after 200
+    characters, say).
     """
     moves = values.transitions
     starters = np.unique(values.byte_class[np.r_[0:0x80, 0xC0:0x100]])
     boundary = values.accepting | (moves[:, starters] >= 0).any(axis=1)
     completes = (moves >= 0) & boundary[np.maximum(moves, 0)]
+    shortest, longest = _completion_lengths(np.array(moves, dtype=np.int32), completes,
+                                            np.array(values.accepting, dtype=np.bool_), lo)
     levels: list[np.ndarray] = []
     frontier = np.array([values.start])
     total = 0
     while frontier.size:
         states = _closure(frontier, moves, completes)
-        if hi is None and len(levels) == lo:
+        c = len(levels)
+        if hi is None and c == lo:
             while True:
                 more = _closure(np.union1d(states, moves[states][completes[states]]), moves,
                                 completes)
                 if more.size == states.size:
                     break
                 states = more
+        keep = (shortest[states] >= 0) & (c + longest[states] >= lo)
+        if hi is not None:
+            keep &= c + shortest[states] <= hi
+        states = states[keep]
         levels.append(states)
         total += states.size
         if total > limits.max_dfa_states:
@@ -370,6 +227,9 @@ def counted(values: DFATable, lo: int, hi: int | None, limits: Limits) -> DFATab
         table[offsets[c]:offsets[c + 1]] = np.where(
             t < 0, -1, np.where(completes[q], after[safe], position[c][safe]))
         accepting[offsets[c]:offsets[c + 1]] = values.accepting[q] & (c >= lo)
+    if not total:
+        return trim(values.byte_class, np.full((1, moves.shape[1]), -1, dtype=np.int32),
+                    np.zeros(1, dtype=bool), 0)
     return minimize(trim(values.byte_class, table, accepting, int(position[0][values.start])))
 
 
@@ -461,7 +321,8 @@ def _key(node: Node | None) -> IdentityKey | None:
 def _literals(content: IdentityKey | None, matches: IdentityKey | None, lo: int,
               hi: int | None, limits: Limits) -> Automaton:
     """The literal automaton of the values in `content` and `matches` with lo to hi code
-    points, computed once per (value languages, bounds)."""
+    points, computed once per (value languages, bounds); with raw spellings only when a length
+    bound and a format or pattern make every spelling exceed the budget."""
     operands = [ANY_STRING] + [k.node for k in (content, matches) if k is not None]
     values = (as_dfa(ANY_STRING, limits) if len(operands) == 1 else
               intersect(*operands, limits=limits, label="string value").dfa)
@@ -470,4 +331,20 @@ def _literals(content: IdentityKey | None, matches: IdentityKey | None, lo: int,
     if values.is_empty_language:
         raise GrammarError("no string satisfies the length bounds, format and pattern together",
                            code="empty-language")
-    return Automaton(json_string_automaton(values, limits), label="JSON string")
+    try:
+        return Automaton(json_string_automaton(values, limits), label="JSON string")
+    except BudgetExceeded:
+        if (lo, hi) == (0, None) or len(operands) == 1:
+            raise
+    return Automaton(json_string_automaton(values, limits, escape_raw=False), RAW_SPELLINGS)
+
+
+def spelling_note(node: Node | None, pointer: str) -> str | None:
+    """The note for the compiled grammar when `node`, the literals of the string whose length
+    keyword is at `pointer`, were restricted to raw spellings (`string-escapes`); else None."""
+    if not (isinstance(node, Automaton) and node.label == RAW_SPELLINGS):
+        return None
+    return relaxation_note(
+        pointer, "string-escapes", "string spellings restricted to raw characters",
+        "with every escape the literal automaton needs more than Limits.max_dfa_states "
+        "states, so characters that JSON allows raw are accepted only raw")

@@ -3,7 +3,8 @@ the exact-indent layout), built from a work list so that neither deep nor recurs
 recurse in Python.
 
 - `anyOf` distributes over its siblings: (S ∧ anyOf[A, B]) = (S ∧ A) ∨ (S ∧ B), each a new
-  conjunction; `oneOf` does the same when its branches are provably disjoint
+  conjunction, and so does a draft-03 `type` union holding a schema
+  (`Collector.alternative`); `oneOf` does the same when its branches are provably disjoint
   (`disjointness.py`), else each branch also carries the negations of the others,
   (S ∧ A ∧ ¬B) ∨ (S ∧ B ∧ ¬A), where those are expressible (`negation.py`); otherwise it is
   an error (or, lenient, read as `anyOf`).
@@ -36,6 +37,7 @@ from .constraints import (
 from .document import SchemaDocument, join
 from .options import JsonSchemaOptions, Layout
 from .scalars import number_text, string_text
+from .strings import spelling_note
 from .values import canonical
 
 Key = tuple[Conjunction, int]
@@ -143,10 +145,10 @@ class Translator:
             pointer, ignored = loc
             if NEGATED in ignored:
                 continue
+            keyword = self.collector.alternative(pointer, ignored)
+            if keyword is not None:
+                return self._alternatives(parts, loc, keyword, depth)
             schema = self.doc.at(pointer)
-            for keyword in ("anyOf", "oneOf"):
-                if keyword in schema and keyword not in ignored:
-                    return self._alternatives(parts, loc, keyword, depth)
             if "if" in schema and "if" not in ignored and ("then" in schema or "else" in schema):
                 return self._conditional(parts, loc, depth)
         c = self.collector.collect(parts)
@@ -222,6 +224,8 @@ class Translator:
             node = string_text(self, c)
             if node is not None:
                 alts.append(node)
+                if (note := spelling_note(node, c.string_pointer)) is not None:
+                    self.warn(note)
         if "array" in c.types:
             from .arrays import array_node
 
