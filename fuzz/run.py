@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from fuzz.common import Target
 
 FUZZ = Path(__file__).resolve().parent
-TARGETS = ("regex", "gbnf", "lark", "jsonschema", "cli", "matcher")
+TARGETS = ("regex", "gbnf", "lark", "jsonschema", "jsonschema-diff", "cli", "matcher")
 # Inputs run before the clock starts bounding them: they pay for JIT compilation.
 WARMUP = 3
 
@@ -49,6 +49,9 @@ def build_target(name: str, seed: int) -> Target:
     if name == "jsonschema":
         from fuzz.targets import json_schema_target
         return json_schema_target(rng)
+    if name == "jsonschema-diff":
+        from fuzz.diff_target import diff_target
+        return diff_target(rng)
     if name == "cli":
         from fuzz.cli_target import cli_target
         return cli_target(rng)

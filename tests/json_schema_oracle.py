@@ -13,9 +13,15 @@ frontend must accept as `json.dumps` writes them.
   frontend's documented subset: no number that `json.dumps` writes with an exponent, and no
   string on which Python's `re` (what `jsonschema` runs for `pattern`) may answer otherwise
   than ECMA-262 for a pattern that applies to it.
+- `ecma_safe(schema, value)`: whether `jsonschema`'s verdict on the value is surely ECMA-262's
+  (and RFC 5321's, for the loose email check); `format_edge(value)`: whether a string lies
+  where the frontend's format subsets may reject a valid one.
+- The exact reference for instance TEXTS (numbers as written, compared exactly) is
+  `json_schema_exact`.
 """
 from __future__ import annotations
 
+import json
 import re
 from datetime import date
 from typing import Any
@@ -65,16 +71,22 @@ def rfc3339_date_time(text: str) -> bool:
 RFC3339 = {"date": rfc3339_date, "time": rfc3339_time, "date-time": rfc3339_date_time}
 
 
-def validator(schema: Any) -> Any:
-    """A validator of the schema's draft (2020-12 when it names none), checking the formats
-    that the frontend supports (see the module docstring)."""
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+def format_checker(cls: Any) -> Any:
+    """The format checker of the validator class `cls`, for the formats that the frontend
+    supports (see the module docstring)."""
     checker = jsonschema.FormatChecker(formats=())
     checker.checkers = {name: check for name, check in cls.FORMAT_CHECKER.checkers.items()
                         if name in KNOWN_FORMATS and name not in RFC3339}
     for name, check in RFC3339.items():
         checker.checks(name)(lambda value, check=check: not isinstance(value, str) or check(value))
-    return cls(schema, format_checker=checker)
+    return checker
+
+
+def validator(schema: Any) -> Any:
+    """A validator of the schema's draft (2020-12 when it names none), checking the formats
+    that the frontend supports (see the module docstring)."""
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema, format_checker=format_checker(cls))
 
 
 LEGACY_DRAFTS = ("draft-03", "draft-04", "draft-06", "draft-07")
@@ -84,8 +96,10 @@ class MemberOrder:
     """Puts object keys in the order the JSON Schema frontend accepts them.
 
     Keys come as: the `properties` of the subschemas the object must satisfy, in order of
-    appearance, then their `required` keys that no `properties` lists, then every other key in
-    the value's own order. The subschemas of a value are found depth first from the schema
+    appearance, then their `required` keys that no `properties` lists, then the names of their
+    presence rules (`dependentRequired`, the list form of `dependencies`: what a name needs,
+    then the name; a negated `required` of several names), then every other key in the
+    value's own order. The subschemas of a value are found depth first from the schema
     itself: its `$ref` target, then its `allOf` members in order (in drafts 3-7 a `$ref`
     replaces its siblings), and last, for each `anyOf`/`oneOf`, the first branch the value is
     valid against. Members and items get the subschemas that apply to them (`properties`,
@@ -116,10 +130,20 @@ class MemberOrder:
         if not isinstance(value, dict):
             return value
         listed: list[str] = []
-        for key in ("properties", "required"):
+        for key in ("properties", "required", "dependentRequired", "dependencies"):
             for part in parts:
                 names = part.get(key, ())
-                listed.extend(n for n in names if isinstance(n, str) and n not in listed)
+                if key.startswith("depend") and isinstance(names, dict):
+                    # Presence rules list what a name needs, then the name.
+                    names = [n for name, needs in names.items() if isinstance(needs, list)
+                             and needs for n in (*needs, name)]
+                if isinstance(names, (list, dict)):
+                    listed.extend(n for n in names if isinstance(n, str) and n not in listed)
+        for part in parts:  # "not all of these" rules: a negated `required` of several names
+            for negated in self._negated(part, value):
+                names = negated.get("required") if isinstance(negated, dict) else None
+                if isinstance(names, list) and len(names) > 1:
+                    listed.extend(n for n in names if isinstance(n, str) and n not in listed)
         for part in parts:
             names = part.get("propertyNames")
             patterns = list(part.get("patternProperties", {}))
@@ -175,8 +199,26 @@ class MemberOrder:
                     if self.validator.evolve(schema=branch).is_valid(value):
                         visit(branch)
                         break
+            if "if" in parts[i] and ("then" in parts[i] or "else" in parts[i]):
+                if self.validator.evolve(schema=parts[i]["if"]).is_valid(value):
+                    visit(parts[i]["if"])
+                    visit(parts[i].get("then"))
+                else:
+                    visit(parts[i].get("else"))
             i += 1
         return parts
+
+    def _negated(self, part: dict[str, Any], value: Any) -> list[Any]:
+        """The subschemas a part negates for the value: `not` (and the branches of an anyOf
+        under it), and an `if` the value fails where `then` or `else` is present."""
+        out = [part.get("not")]
+        if isinstance(out[0], dict) and isinstance(out[0].get("anyOf"), list):
+            out += out[0]["anyOf"]
+        condition = part.get("if")
+        if ("then" in part or "else" in part) and isinstance(condition, dict) \
+                and not self.validator.evolve(schema=condition).is_valid(value):
+            out.append(condition)
+        return out
 
     @staticmethod
     def _item(parts: list[dict[str, Any]], i: int) -> list[Any]:
@@ -241,10 +283,68 @@ def _floats(value: Any) -> list[float]:
     return [f for v in items for f in _floats(v)]
 
 
+def _strings(value: Any) -> list[str]:
+    """The strings in a value, member names included."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [*value, *(s for v in value.values() for s in _strings(v))]
+    return [s for v in value for s in _strings(v)] if isinstance(value, list) else []
+
+
+def _patterns(schema: Any) -> list[str]:
+    """Every `pattern` string and `patternProperties` name in a schema (more, where a value
+    happens to look like a schema: only ever too careful)."""
+    if isinstance(schema, list):
+        return [p for v in schema for p in _patterns(v)]
+    if not isinstance(schema, dict):
+        return []
+    own = [schema["pattern"]] if isinstance(schema.get("pattern"), str) else []
+    if isinstance(schema.get("patternProperties"), dict):
+        own += list(schema["patternProperties"])
+    return own + [p for v in schema.values() for p in _patterns(v)]
+
+
+PLAIN_EMAIL = re.compile(r"[a-z0-9]+(\.[a-z0-9]+)*@[a-z0-9]+(\.[a-z0-9]+){0,2}")
+"""Addresses surely valid by RFC 5321; `jsonschema` takes any string with an `@` as one."""
+
+
+def ecma_safe(schema: Any, value: Any) -> bool:
+    """Whether the reference's verdict is sure: Python's `re` answers as ECMA-262 for every
+    pattern of the schema on every string of the value, wherever either occurs, and, if the
+    schema names the email format, each string with an `@` is a plain address."""
+    patterns = _patterns(schema)
+    strings = _strings(value)
+    if any("@" in s and not PLAIN_EMAIL.fullmatch(s) for s in strings) and '"email"' in \
+            json.dumps(schema, default=str):
+        return False
+    return not patterns or all(_ecma_agrees(p, s) for p in patterns for s in strings)
+
+
+_LEAP = re.compile(r"[0-9]{2}:[0-9]{2}:60")
+_UTC_LEAP = re.compile(r"23:59:60(\.[0-9]+)?Z")
+_DOMAIN = re.compile(r"[A-Za-z0-9-]+(\.[A-Za-z0-9-]+){3,}")
+
+
+def format_edge(value: Any) -> bool:
+    """Whether a string of the value (or a member name) lies where the frontend's format
+    subsets may reject a valid string: a leap second other than 23:59:60Z, an A-label
+    (`xn--`), a host name of more than three labels (alone or after an `@`)."""
+    for s in _strings(value):
+        leap = _LEAP.search(s)
+        if leap and not _UTC_LEAP.match(s, leap.start()) or "xn--" in s.lower():
+            return True
+        host = s.rsplit("@", 1)[-1]
+        if _DOMAIN.fullmatch(host) and not host.replace(".", "").isdigit():
+            return True
+    return False
+
+
 def documented_form(check: Any, value: Any) -> Any:
     """The value in member order if `check` (a validator) finds it valid and it can be
     written in the frontend's documented subset, else None."""
-    if not check.is_valid(value) or any(map(_has_exponent, _floats(value))):
+    if not check.is_valid(value) or any(map(_has_exponent, _floats(value))) \
+            or format_edge(value):
         return None
     arranged, met = MemberOrder(check.schema, check).arrange(value)
     return arranged if all(_ecma_agrees(p, s) for p, s in met) else None

@@ -139,6 +139,13 @@ class Constraints:
     warnings: list[str] = field(default_factory=list)
 
     @property
+    def structured(self) -> bool:
+        """Whether arrays or objects are constrained beyond their type."""
+        return bool(self.arrays or self.objects or self.required or self.property_names
+                    or self.min_items or self.max_items is not None or self.min_properties
+                    or self.max_properties is not None or self.forbidden or self.presence)
+
+    @property
     def numbers(self) -> str | None:
         """'number', 'integer' or None: which numbers the types allow."""
         if "number" in self.types:

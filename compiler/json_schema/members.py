@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 def member_nodes(t: "Translator", c: "Constraints", depth: int) -> list[Node]:
     """The spellings of every `enum`/`const` member of `c` that satisfies `c`."""
     members = enum_members(t, c)
-    structured = _structured(c)
+    structured = c.structured
     spelled = _spelled_integers(t, c)
     numbers: Node | None = None
     alts: list[Node] = []
@@ -64,13 +64,6 @@ def member_nodes(t: "Translator", c: "Constraints", depth: int) -> list[Node]:
         if node is not None:
             alts.append(node)
     return alts
-
-
-def _structured(c: "Constraints") -> bool:
-    """Whether `c` constrains arrays or objects beyond their type."""
-    return bool(c.arrays or c.objects or c.required or c.property_names or c.min_items
-                or c.max_items is not None or c.min_properties or c.max_properties is not None
-                or c.forbidden or c.presence)
 
 
 def _spelled_integers(t: "Translator", c: "Constraints") -> bool:

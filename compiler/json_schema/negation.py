@@ -13,7 +13,8 @@ that S accepts. So `not S` keeps the other constraints and, per type T:
   arrays and objects when S bounds only their size on one side (`not: {minItems: 1}` is
   `maxItems: 0`) or, for objects, only requires properties (forbidden alone, or not all
   together).
-`enum`/`const` in S make S_T finite: those values are excluded. `not: {anyOf: [A, B]}` is
+`enum`/`const` in S make S_T finite: those values are excluded (arrays and objects among
+them only where S constrains arrays and objects no further). `not: {anyOf: [A, B]}` is
 `not A` and `not B`; `not: {not: A}` is A (expanded with `$ref` and `allOf` when flattening).
 Any other form (S_T an arbitrary set of arrays or objects, `oneOf`, a draft-03 `type` union
 beside other keywords or a nested `not` in S) raises `unsupported-keyword`; with `lenient`,
@@ -73,7 +74,7 @@ def apply_nots(t: "Translator", c: Constraints) -> None:
         if plan is True:
             continue
         if plan is not False and _expressible(c, *plan):
-            _subtract(c, *plan)
+            _subtract(c, *plan, t.doc.plain_integers)
             continue
         from .translate import unsupported
 
@@ -92,6 +93,8 @@ def _members(t: "Translator", s: Constraints) -> list[object]:
 def _expressible(c: Constraints, s: Constraints, members: list[object] | None) -> bool:
     """Whether `c` minus the values `s` accepts is expressible (see the module docstring)."""
     if members is not None:
+        if s.structured and any(json_type(v) in ("array", "object") for v in members):
+            return False  # which listed arrays or objects S accepts is not decided here
         return c.values is not None or not any(
             json_type(v) in ("array", "object") and json_type(v) in c.types for v in members)
     if "array" in s.types and (s.arrays or (s.min_items and s.max_items is not None)):
@@ -102,11 +105,12 @@ def _expressible(c: Constraints, s: Constraints, members: list[object] | None) -
         or (sizes and s.required))
 
 
-def _subtract(c: Constraints, s: Constraints, members: list[object] | None) -> None:
+def _subtract(c: Constraints, s: Constraints, members: list[object] | None,
+              plain_integers: bool) -> None:
     """Remove from `c`, type by type, the values that `s` accepts (`members`: those of its
-    `enum`/`const`, if it has one)."""
+    `enum`/`const`, if it has one; `plain_integers`: drafts 3-4, where `1.0` is no integer)."""
     if members is not None:
-        _exclude_values(c, members)
+        _exclude_values(c, members, plain_integers and s.numbers == "integer")
         return
     if "null" in s.types:
         c.types.discard("null")
@@ -151,9 +155,18 @@ def _subtract(c: Constraints, s: Constraints, members: list[object] | None) -> N
             c.types.discard("object")
 
 
-def _exclude_values(c: Constraints, members: list[object]) -> None:
+def _exclude_values(c: Constraints, members: list[object], integer_texts: bool) -> None:
+    """Exclude `members` from `c` by JSON equality; `integer_texts`: the excluding subschema
+    is `type: integer` of drafts 3-4, so a number is excluded in its integer spelling only
+    (`-7.0` is not the integer `-7` there) and a non-integral one not at all."""
     for v in members:
         kind = json_type(v)
+        if integer_texts and kind in ("integer", "number"):
+            if kind == "integer":
+                x = exact_number(v)  # type: ignore[arg-type]
+                c.excluded_number_sets.append(Constraints(types={"integer"}, minimum=x,
+                                                          maximum=x))
+            continue
         c.excluded_values.add(canonical(v))
         if c.values is not None:
             continue
