@@ -75,17 +75,24 @@ def exponent_number(x: int | Decimal | float, rng: random.Random) -> str:
     return f"{'-' if negative else ''}{mantissa}{rng.choice('eE')}{sign}{power}"
 
 
-def _escape(c: str, rng: random.Random) -> str:
-    if c in SHORT_ESCAPES and rng.random() < 0.5:
-        return SHORT_ESCAPES[c]
+def char_spellings(c: str, rng: random.Random) -> list[str]:
+    """Every JSON spelling of one character inside a string literal: raw where JSON allows it,
+    its short escape if it has one, and its `\\u` escape (a surrogate pair above U+FFFF),
+    hex digits in random case."""
     code = ord(c)
+    forms = [c] if code >= 0x20 and c not in '"\\' else []
+    if c in SHORT_ESCAPES:
+        forms.append(SHORT_ESCAPES[c])
     halves = [code] if code < 0x10000 else [0xD800 + ((code - 0x10000) >> 10),
                                             0xDC00 + ((code - 0x10000) & 0x3FF)]
-    out = ""
-    for h in halves:
-        hexits = f"{h:04x}"
-        out += "\\u" + "".join(ch.upper() if rng.random() < 0.5 else ch for ch in hexits)
-    return out
+    forms.append("".join("\\u" + "".join(ch.upper() if rng.random() < 0.5 else ch
+                                          for ch in f"{h:04x}") for h in halves))
+    return forms
+
+
+def _escape(c: str, rng: random.Random) -> str:
+    escaped = [f for f in char_spellings(c, rng) if f.startswith("\\")]
+    return escaped[0] if len(escaped) == 1 or rng.random() < 0.5 else escaped[1]
 
 
 def write_string(s: str, rng: random.Random, escapes: float) -> str:

@@ -43,6 +43,7 @@ from grammask.compiler.limits import Limits
 from grammask.compiler.regex import parse_regex
 from tests.budget import examples
 from tests.json_schema_oracle import validator
+from tests.json_schema_spellings import char_spellings
 from tests.json_schema_suite import accepts, byte_vocabulary
 
 EMAIL = {"type": "string", "format": "email", "maxLength": 120}
@@ -69,24 +70,6 @@ def literals(name: str):  # type: ignore[no-untyped-def]
 SHORT = {'"': '"', "\\": "\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t"}
 
 
-def _hex(v: int, rnd: random.Random) -> str:
-    return "\\u" + "".join(rnd.choice((c.lower(), c.upper())) for c in f"{v:04x}")
-
-
-def spellings(ch: str, rnd: random.Random) -> list[str]:
-    """Every JSON spelling of one character (hex case drawn at random)."""
-    cp = ord(ch)
-    forms = [ch] if cp >= 0x20 and ch not in '"\\' else []
-    if ch in SHORT:
-        forms.append("\\" + SHORT[ch])
-    if cp <= 0xFFFF:
-        forms.append(_hex(cp, rnd))
-    else:
-        v = cp - 0x10000
-        forms.append(_hex(0xD800 + (v >> 10), rnd) + _hex(0xDC00 + (v & 0x3FF), rnd))
-    return forms
-
-
 def in_domain(form: str) -> bool:
     """Whether a spelling of one character lies in the `string-escapes` domain."""
     if not form.startswith("\\"):
@@ -102,7 +85,7 @@ def spell(value: str, rnd: random.Random, escape_rate: float) -> tuple[str, bool
     domain (raw wherever JSON allows)."""
     out, inside = ['"'], True
     for ch in value:
-        forms = spellings(ch, rnd)
+        forms = char_spellings(ch, rnd)
         form = rnd.choice(forms) if forms[0] != ch or rnd.random() < escape_rate else ch
         inside &= in_domain(form)
         out.append(form)

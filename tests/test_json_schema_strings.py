@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from .budget import examples
+from .json_schema_spellings import char_spellings
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared/corpora/json-schema-test-suite/draft2020-12"
 SPACES = "\\t-\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
@@ -87,25 +88,9 @@ def decoded(data: bytes) -> str | None:
 SHORT = {'"': '"', "\\": "\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t"}
 
 
-def _hex(v: int, rnd: random.Random) -> str:
-    return "\\u" + "".join(rnd.choice((c.lower(), c.upper())) for c in f"{v:04x}")
-
-
 def escape_randomly(s: str, rnd: random.Random) -> str:
     """A literal for `s` where every character takes a random allowed form."""
-    out = ['"']
-    for ch in s:
-        cp = ord(ch)
-        forms = [ch] if cp >= 0x20 and ch not in '"\\' else []
-        if ch in SHORT:
-            forms.append("\\" + SHORT[ch])
-        if cp <= 0xFFFF:
-            forms.append(_hex(cp, rnd))
-        else:
-            v = cp - 0x10000
-            forms.append(_hex(0xD800 + (v >> 10), rnd) + _hex(0xDC00 + (v & 0x3FF), rnd))
-        out.append(rnd.choice(forms))
-    return "".join(out) + '"'
+    return '"' + "".join(rnd.choice(char_spellings(ch, rnd)) for ch in s) + '"'
 
 
 def encodings(s: str, rnd: random.Random) -> list[bytes]:

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ...runtime.csr import csr_order
 from ...runtime.dfa_table import DFATable
 from ..dfa import trim
 from ..errors import BudgetExceeded, GrammarError
@@ -94,23 +95,18 @@ def _completion_lengths(moves, completes, accepting, cap):  # type: ignore[no-un
     read from it to acceptance, longest capped at `cap` (reached when unbounded); -1 in both
     where acceptance cannot be reached."""
     n, k = moves.shape
-    first = np.zeros(n + 1, np.int64)
+    source = np.empty(n * k, np.int64)
+    target = np.empty(n * k, np.int64)
+    reads = np.empty(n * k, np.int64)
+    m = 0
     for s in range(n):
         for c in range(k):
             if moves[s, c] >= 0:
-                first[moves[s, c] + 1] += 1
-    for i in range(n):
-        first[i + 1] += first[i]
-    pred = np.empty(first[n], np.int64)
-    weight = np.empty(first[n], np.int64)
-    fill = first[:n].copy()
-    for s in range(n):
-        for c in range(k):
-            t = moves[s, c]
-            if t >= 0:
-                pred[fill[t]] = s
-                weight[fill[t]] = 1 if completes[s, c] else 0
-                fill[t] += 1
+                source[m], target[m], reads[m] = s, moves[s, c], 1 if completes[s, c] else 0
+                m += 1
+    first, order = csr_order(n, target[:m])  # the moves into each state
+    pred = source[:m][order]
+    weight = reads[:m][order]
     shortest = np.full(n, -1, np.int64)
     current = np.empty(first[n] + n, np.int64)
     later = np.empty(first[n] + n, np.int64)
