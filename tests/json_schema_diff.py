@@ -24,13 +24,14 @@ import jsonschema
 from grammask.compiler import GrammarError
 from grammask.compiler.json_schema import compile_json_schema
 from grammask.compiler.limits import DEFAULT_LIMITS, Limits
-from grammask.runtime import Matcher, Vocabulary
+from grammask.runtime import Vocabulary
 
 from .json_schema_exact import NotJudged, exact_validator, exact_verdict, parse_instance
 from .json_schema_oracle import documented_form, ecma_safe
 from .json_schema_spellings import (MAX_DOCUMENTED_GAP, WHITESPACE, documented_texts,
                                     exotic_texts, has_exponent, minimal_number, respell_numbers,
                                     write)
+from .json_schema_suite import accepts
 
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 INCOMPLETE = "rejects a valid documented instance"
@@ -59,12 +60,6 @@ class Finding:
         schema = self.schema if isinstance(self.schema, str) else json.dumps(self.schema)
         return (f"[{self.kind}] the frontend {verb} instance {self.text!r} of the schema "
                 f"(given as a {given}) {schema}")
-
-
-def accepts(compiled: Any, text: str) -> bool:
-    """Whether the compiled grammar accepts exactly `text`, EOS allowed at its end."""
-    m = Matcher(compiled)
-    return m.accept_string(text.encode("utf-8", "surrogatepass")) and m.can_terminate()
 
 
 def _dialect(data: Any) -> str:

@@ -19,6 +19,7 @@ the forbidden text is rejected and the allowed one accepted.
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -26,9 +27,8 @@ import pytest
 from grammask.compiler import GrammarError
 from grammask.compiler.json_schema import compile_json_schema
 
-from .json_schema_diff import accepts
 from .json_schema_exact import exact_validator, exact_verdict
-from .json_schema_suite import byte_vocabulary
+from .json_schema_suite import accepts, byte_vocabulary
 
 D3 = "http://json-schema.org/draft-03/schema#"
 D4 = "http://json-schema.org/draft-04/schema#"
@@ -191,3 +191,15 @@ def test_draft4_integers_have_no_fraction(schema: Any, forbidden: str,
 @pytest.mark.parametrize("schema, forbidden, allowed", DRAFT3_KEYWORDS)
 def test_draft3_keywords_apply(schema: Any, forbidden: str, allowed: str | None) -> None:
     check_case(schema, forbidden, allowed)
+
+
+def test_many_object_values_beside_object_keywords() -> None:
+    """Past MEMBER_RULES_FROM shaped values, each is a rule of its own: 100 objects beside
+    `properties` and `required` compile, each value kept exactly when the keywords allow it."""
+    values = [{"id": i, "name": f"n{i}", "x": {"y": i}} for i in range(100)]
+    schema = {"type": "object", "properties": {"id": {"maximum": 49}}, "required": ["id"],
+              "enum": values}
+    c = compile_json_schema(schema, byte_vocabulary())
+    for i in (0, 49, 50, 99):
+        assert accepts(c, json.dumps(values[i])) == (i <= 49), i
+    assert not accepts(c, json.dumps({"id": 3, "name": "n4", "x": {"y": 3}}))

@@ -29,6 +29,7 @@ from ..ir import Node
 from ..language_ops import intersect
 from .constraints import ArrayPart, ObjectPart
 from .document import join
+from .objects import MEMBER_RULES_FROM
 from .scalars import enum_members, number_text
 from .values import canonical, json_type, value_node
 
@@ -38,18 +39,25 @@ if TYPE_CHECKING:
 
 
 def member_nodes(t: "Translator", c: "Constraints", depth: int) -> list[Node]:
-    """The spellings of every `enum`/`const` member of `c` that satisfies `c`."""
+    """The spellings of every `enum`/`const` member of `c` that satisfies `c`; past
+    `MEMBER_RULES_FROM` shaped members, each in a rule of its own, so that the rule listing
+    them stays a choice of calls rather than one automaton of every member's object."""
     members = enum_members(t, c)
-    structured = c.structured
     spelled = _spelled_integers(t, c)
     numbers: Node | None = None
+    position: dict[str, int] | None = None
     alts: list[Node] = []
+    shaped: list[tuple[int, str]] = []
     for i, v in enumerate(members):
         if not i & 1023:
             deadline.check()
         kind = json_type(v)
-        if structured and kind in ("array", "object"):
-            node = _structured_member(t, c, v, i, depth)
+        if c.structured and kind in ("array", "object"):
+            if position is None:
+                position = {key: j for j, key in enumerate(c.values or ())}
+            pointer, node = _structured_member(t, c, v, position[canonical(v)], depth)
+            if node is not None:
+                shaped.append((len(alts), pointer))
         elif spelled and kind in ("integer", "number"):
             if numbers is None:
                 numbers = number_text(t, c)
@@ -63,6 +71,9 @@ def member_nodes(t: "Translator", c: "Constraints", depth: int) -> list[Node]:
             node = value_node(v, t.layout, depth)
         if node is not None:
             alts.append(node)
+    if len(shaped) > MEMBER_RULES_FROM:
+        for j, pointer in shaped:
+            alts[j] = t.rule(f"{pointer}-value", alts[j])
     return alts
 
 
@@ -73,8 +84,9 @@ def _spelled_integers(t: "Translator", c: "Constraints") -> bool:
 
 
 def _structured_member(t: "Translator", c: "Constraints", v: Any, i: int,
-                       depth: int) -> Node | None:
-    """The array or object member `v` (the i-th) under the array or object keywords of `c`."""
+                       depth: int) -> tuple[str, Node | None]:
+    """The pointer of V(v) and the array or object member `v` (the i-th listed) under the array
+    or object keywords of `c` (None: it violates them)."""
     from .arrays import array_node
     from .objects import object_node
 
@@ -89,13 +101,13 @@ def _structured_member(t: "Translator", c: "Constraints", v: Any, i: int,
             required.setdefault(k, join(pointer, "required"))
         shaped = dataclasses.replace(c, types={"object"}, values=None,
                                      objects=[*c.objects, own], required=required)
-        return object_node(t, shaped, depth)
+        return pointer, object_node(t, shaped, depth)
     own_items = ArrayPart(pointer, [join(pointer, "items", j) for j in range(len(v))],
                           join(pointer, "additionalItems"))
     hi = len(v) if c.max_items is None else min(c.max_items, len(v))
     shaped = dataclasses.replace(c, types={"array"}, values=None, arrays=[*c.arrays, own_items],
                                  min_items=max(c.min_items, len(v)), max_items=hi)
-    return array_node(t, shaped, depth)
+    return pointer, array_node(t, shaped, depth)
 
 
 def _value_schema(t: "Translator", pointer: str, value: Any) -> str:
