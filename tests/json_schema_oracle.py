@@ -130,7 +130,12 @@ class MemberOrder:
         if not isinstance(value, dict):
             return value
         listed: list[str] = []
-        for key in ("properties", "required", "dependentRequired", "dependencies"):
+        for key in ("properties", "enum", "required", "dependentRequired", "dependencies"):
+            if key == "enum":  # a listed object value: its own keys, in its own order
+                member = next((m for part in parts for m in _listed(part) if isinstance(m, dict)
+                               and _json_equal(m, value)), None)
+                listed.extend(k for k in member or () if k not in listed)
+                continue
             for part in parts:
                 names = part.get(key, ())
                 if key.startswith("depend") and isinstance(names, dict):
@@ -247,6 +252,25 @@ class MemberOrder:
             elif "additionalProperties" in part:
                 out.append(part["additionalProperties"])
         return out
+
+
+def _listed(part: dict[str, Any]) -> list[Any]:
+    """The values a subschema's `enum` and `const` list."""
+    values = list(part["enum"]) if isinstance(part.get("enum"), list) else []
+    return values + ([part["const"]] if "const" in part else [])
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    """JSON equality: numbers by value, `true` never `1`, objects regardless of key order."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_json_equal, a, b))
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
+        return False
+    return a == b
 
 
 def _ecma_agrees(pattern: str, text: str) -> bool:
