@@ -351,3 +351,23 @@ def test_members_and_elements_are_built_once(schema: object, monkeypatch) -> Non
     assert compiled(schema).dfa is not None
     built, minimal = sizes[-1]
     assert built == minimal, sizes
+
+
+@pytest.mark.parametrize("schema, pointer", [
+    ({"maxProperties": 100_000}, "/maxProperties"),
+    ({"type": "object", "minProperties": 20_000}, "/minProperties"),
+    ({"type": "array", "minItems": 20_000}, "/minItems"),
+    ({"properties": {"a": {"type": "array", "maxItems": 100_000}}}, "/properties/a/maxItems"),
+    ({"type": "array", "maxItems": 10, "allOf": [{"maxItems": 100_000}]}, None),
+    ({"properties": {"a": {}}, "additionalProperties": False, "maxProperties": 100_000}, None),
+])
+def test_counts_past_max_repeat_name_their_keyword(schema: dict, pointer: str | None) -> None:
+    """A count spelled out as a repetition past `Limits.max_repeat` is refused at its keyword;
+    one that a tighter bound or a closed object makes moot compiles."""
+    if pointer is None:
+        compiled(schema)
+        return
+    with pytest.raises(GrammarError) as info:
+        compiled(schema)
+    assert info.value.code == "budget" and info.value.pointer == pointer
+    assert "max_repeat" in info.value.message

@@ -374,3 +374,15 @@ def test_counted_budget_counts_only_live_copies() -> None:
     assert counted(values, 200, None, Limits()).n_states <= Limits().max_dfa_states
     with pytest.raises(BudgetExceeded, match="string length counter"):
         counted(intersect(ANY_STRING, format_node("uri")).dfa, 0, 200, Limits())
+
+
+def test_a_removed_bounded_format_takes_raw_spellings_too() -> None:
+    """`not` of email within 120 characters: the complement's literal automaton is over budget
+    with every escape, so it is compiled in `string-escapes`, noted at the `not`."""
+    c = compile_json_schema({"type": "string", "not": {"format": "email", "maxLength": 120}},
+                            byte_vocabulary())
+    assert any(noted_relaxation(n) == "string-escapes" and n.startswith("/not:")
+               for n in c.notes)
+    assert not accepts(c, '"a@b.c"')                       # removed
+    assert accepts(c, '"' + "a" * 130 + '@b.c"') and accepts(c, '"hello"')
+    assert not accepts(c, '"h\\u0065llo"')                 # valid, outside the domain

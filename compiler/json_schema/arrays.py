@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import BudgetExceeded
 from ..ir import EMPTY, Choice, Literal, Node, Repeat, Seq
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ def array_node(t: "Translator", c: "Constraints", depth: int) -> Node | None:
         rest = t.member(_position(c, None), depth + 1)
         more_lo = max(lo - n_prefix, 0)
         more_hi = None if hi is None else hi - n_prefix
+        count_bound(t, c, more_lo, more_hi, "Items")
         if n_prefix == 0:
             first: Node = rest
             tail = Repeat(Seq((sep, rest)), max(more_lo - 1, 0),
@@ -59,6 +61,17 @@ def array_node(t: "Translator", c: "Constraints", depth: int) -> Node | None:
     if n_prefix == 0:
         return _wrap(t, None, True, depth)
     return _wrap(t, Seq((element[0], tail)), lo == 0, depth)
+
+
+def count_bound(t: "Translator", c: "Constraints", lo: int, hi: int | None, what: str) -> None:
+    """`BudgetExceeded` at the `min{what}`/`max{what}` keyword when a repetition of lo to hi
+    items or members, past `Limits.max_repeat`, is about to be built."""
+    limit = t.limits.max_repeat
+    for keyword, count in ((f"max{what}", hi), (f"min{what}", lo)):
+        if count is not None and count > limit:
+            budget = t.limits.exceeded("max_repeat", count, f"{keyword} (a repetition count)")
+            raise BudgetExceeded(budget.message, pointer=c.count_pointers.get(keyword, ""),
+                                 code=budget.code)
 
 
 def _wrap(t: "Translator", body: Node | None, may_be_empty: bool, depth: int) -> Node:

@@ -121,6 +121,8 @@ class Constraints:
     objects: list[ObjectPart] = field(default_factory=list)
     required: dict[str, str] = field(default_factory=dict)
     property_names: list[str] = field(default_factory=list)
+    count_pointers: dict[str, str] = field(default_factory=dict)
+    """The JSON pointer of the count keyword in force, by name (`maxItems`: `/…/maxItems`)."""
     min_properties: int = 0
     max_properties: int | None = None
     nots: list[str] = field(default_factory=list)
@@ -420,13 +422,12 @@ class Collector:
                 "maxItems": "max_items", "minProperties": "min_properties",
                 "maxProperties": "max_properties"}[keyword]
         current = getattr(c, name)
-        if keyword.startswith("min"):
-            setattr(c, name, max(current, value))
-            if keyword == "minLength":
-                c.string_pointer = where
-        else:
-            setattr(c, name, value if current is None else min(current, value))
-            if keyword == "maxLength":
+        tighter = current is None or (value > current if keyword.startswith("min")
+                                      else value < current)
+        if tighter:
+            setattr(c, name, value)
+            c.count_pointers[keyword] = where
+            if keyword in ("minLength", "maxLength"):
                 c.string_pointer = where
 
     def _array(self, c: Constraints, schema: dict[str, Any], pointer: str) -> None:

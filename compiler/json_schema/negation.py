@@ -75,6 +75,8 @@ def apply_nots(t: "Translator", c: Constraints) -> None:
             continue
         if plan is not False and _expressible(c, *plan):
             _subtract(c, *plan, t.doc.plain_integers)
+            if c.excluded_string_sets and not c.string_pointer:
+                c.string_pointer = pointer  # where string errors and notes point
             continue
         from .translate import unsupported
 

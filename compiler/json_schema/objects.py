@@ -33,6 +33,7 @@ from .. import deadline
 from ..errors import GrammarError
 from ..ir import EMPTY, NOTHING, Automaton, Choice, Literal, Node, Repeat, Seq
 from ..language_ops import as_dfa, difference, intersect
+from .arrays import count_bound
 from .ecma_regex import ANY_STRING
 from .excluded_names import without_names
 from .values import string_literal
@@ -200,6 +201,8 @@ def _assemble(t: "Translator", c: "Constraints", members: list[tuple[Node, bool]
     lo, hi = c.min_properties, c.max_properties
     if hi is not None and hi < lo:
         return None
+    if extra is not None:
+        count_bound(t, c, lo, hi, "Properties")
     bits, presence_ok = _presence_check(c, names)
     counting = lo > sum(req for _, req in members) or hi is not None
     cap = max(lo, (hi + 1) if hi is not None else 0)

@@ -68,9 +68,9 @@ RELAXATIONS: tuple[Relaxation, ...] = (
         "'\"', '\\' and the controls below U+0020 are written as their short escape where "
         "they have one (\\\" \\\\ \\b \\f \\n \\r \\t) and otherwise as \\u00XX (hex digits in "
         "either case)",
-        "strings with a length bound and a format, a pattern or values removed by a complement, "
-        "whose literal automaton with every spelling exceeds Limits.max_dfa_states; the "
-        "compiled grammar's notes name each such string"),
+        "strings with a format, a pattern or values removed by a complement (and any length "
+        "bounds) whose literal automaton with every spelling exceeds Limits.max_dfa_states; "
+        "the compiled grammar's notes name each such string"),
 )
 """The sound subsets, each exact on its domain."""
 

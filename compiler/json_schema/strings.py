@@ -317,8 +317,8 @@ def _key(node: Node | None) -> IdentityKey | None:
 def _literals(content: IdentityKey | None, matches: IdentityKey | None, lo: int,
               hi: int | None, limits: Limits) -> Automaton:
     """The literal automaton of the values in `content` and `matches` with lo to hi code
-    points, computed once per (value languages, bounds); with raw spellings only when a length
-    bound and a format or pattern make every spelling exceed the budget."""
+    points, computed once per (value languages, bounds); with raw spellings only when a format,
+    a pattern or removed values make every spelling exceed the budget (`string-escapes`)."""
     operands = [ANY_STRING] + [k.node for k in (content, matches) if k is not None]
     values = (as_dfa(ANY_STRING, limits) if len(operands) == 1 else
               intersect(*operands, limits=limits, label="string value").dfa)
@@ -330,14 +330,14 @@ def _literals(content: IdentityKey | None, matches: IdentityKey | None, lo: int,
     try:
         return Automaton(json_string_automaton(values, limits), label="JSON string")
     except BudgetExceeded:
-        if (lo, hi) == (0, None) or len(operands) == 1:
+        if len(operands) == 1:
             raise
     return Automaton(json_string_automaton(values, limits, escape_raw=False), RAW_SPELLINGS)
 
 
 def spelling_note(node: Node | None, pointer: str) -> str | None:
-    """The note for the compiled grammar when `node`, the literals of the string whose length
-    keyword is at `pointer`, were restricted to raw spellings (`string-escapes`); else None."""
+    """The note for the compiled grammar when `node`, the literals of the string whose keywords
+    are at `pointer`, were restricted to raw spellings (`string-escapes`); else None."""
     if not (isinstance(node, Automaton) and node.label == RAW_SPELLINGS):
         return None
     return relaxation_note(
