@@ -23,6 +23,7 @@ from typing import Any
 import jsonschema
 from grammask.compiler import GrammarError
 from grammask.compiler.json_schema import compile_json_schema
+from grammask.compiler.json_schema.relaxations import noted_relaxation
 from grammask.compiler.limits import DEFAULT_LIMITS, Limits
 from grammask.runtime import Vocabulary
 
@@ -33,6 +34,8 @@ from .json_schema_spellings import (MAX_DOCUMENTED_GAP, WHITESPACE, documented_t
                                     write)
 from .json_schema_suite import accepts
 
+ESCAPED = re.compile(r"\\[u/]")
+"""A `\\u` or `\\/` escape: outside the `string-escapes` domain."""
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 INCOMPLETE = "rejects a valid documented instance"
 LATER_KEYWORDS = "rejects by a keyword its draft does not have"
@@ -108,6 +111,8 @@ class Differential:
         self.check = exact_validator(schema)
         self.data = self.check.schema
         self.compiled = compile_json_schema(schema, vocab, limits=limits)
+        self.raw_only = any(noted_relaxation(n) == "string-escapes" for n in self.compiled.notes)
+        """Some string takes the `string-escapes` subset: escaped texts are not documented."""
 
     def accepts(self, text: str) -> bool:
         return accepts(self.compiled, text)
@@ -148,6 +153,7 @@ class Differential:
         judged = self.verdict(text)
         if judged is None:
             return None
+        documented = documented and not (self.raw_only and ESCAPED.search(text))
         valid, _ = judged
         ours = self.accepts(text)
         if ours and not valid:
