@@ -80,16 +80,17 @@ def exact_schema(schema: Any) -> Any:
     floats as the decimal of their shortest repr (what a JSON text with that float says)."""
     if isinstance(schema, (str, bytes)):
         return json.loads(schema, parse_float=Decimal, parse_int=int, parse_constant=_no_constant)
-    return _exact_data(schema)
+    return exact_data(schema)
 
 
-def _exact_data(data: Any) -> Any:
+def exact_data(data: Any) -> Any:
+    """JSON data with its floats as the decimals of their shortest repr."""
     if isinstance(data, float):
         return Decimal(repr(data))
     if isinstance(data, dict):
-        return {k: _exact_data(v) for k, v in data.items()}
+        return {k: exact_data(v) for k, v in data.items()}
     if isinstance(data, list):
-        return [_exact_data(v) for v in data]
+        return [exact_data(v) for v in data]
     return data
 
 

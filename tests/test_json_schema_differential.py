@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import random
-from decimal import Decimal
 from typing import Any
 
 from hypothesis import HealthCheck, assume, event, given, settings
@@ -29,7 +28,7 @@ from grammask.compiler import GrammarError
 
 from .budget import examples
 from .json_schema_diff import Differential, shrink
-from .json_schema_exact import NotJudged
+from .json_schema_exact import NotJudged, exact_data
 from .json_schema_random import SchemaGen, as_dict, as_text, random_schema
 from .json_schema_suite import byte_vocabulary
 from .json_schema_values import values
@@ -103,17 +102,6 @@ def test_complements_names_and_container_values(rng: random.Random, text: bool, 
         check_texts(diff, values(diff.data, random.Random(seed), VALUES), seed)
 
 
-def exact_values(value: Any) -> Any:
-    """A drawn value with its floats as the decimals of their shortest repr."""
-    if isinstance(value, float):
-        return Decimal(repr(value))
-    if isinstance(value, dict):
-        return {k: exact_values(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [exact_values(v) for v in value]
-    return value
-
-
 @given(rng=st.randoms(use_true_random=False), data=st.data(), seed=st.integers(0, 2**32))
 @settings(max_examples=examples(50), suppress_health_check=SLOW)
 def test_values_from_hypothesis_jsonschema(rng: random.Random, data: st.DataObject,
@@ -135,4 +123,4 @@ def test_values_from_hypothesis_jsonschema(rng: random.Random, data: st.DataObje
         event("hypothesis-jsonschema cannot draw for the schema")
         return
     assume(all(len(repr(v)) < 400 for v in drawn))
-    check_texts(diff, [exact_values(v) for v in drawn], seed)
+    check_texts(diff, [exact_data(v) for v in drawn], seed)

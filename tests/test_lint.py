@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from grammask.compiler import gbnf as gbnf_module
 from grammask.compiler.cli import main
 from grammask.compiler.ir import (
     CharClass,
@@ -52,7 +53,7 @@ def feed_stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
 
 @pytest.fixture
 def gbnf() -> object:
-    return pytest.importorskip("grammask.compiler.gbnf")
+    return gbnf_module
 
 
 def write(tmp_path: Path, name: str, text: str) -> str:
@@ -331,7 +332,6 @@ def test_check_recursive_grammar_past_one_chunk(gbnf: object, capsys: pytest.Cap
 
 def test_check_recursive_lark_grammar(capsys: pytest.CaptureFixture[str],
                                       tmp_path: Path) -> None:
-    pytest.importorskip("grammask.compiler.lark_grammar")
     path = write(tmp_path, "list.lark", 'start: "(" [start ("," "\\n"? start)*] ")"\n')
     code, out, _ = run(capsys, "check", path, "--text", "((),(()))")
     assert code == 0
@@ -476,8 +476,7 @@ def valid_grammars(draw: st.DrawFn) -> Grammar:
 @settings(max_examples=examples(60))
 @given(valid_grammars())
 def test_valid_random_grammars_lint_without_errors(grammar: Grammar) -> None:
-    gbnf = pytest.importorskip("grammask.compiler.gbnf")
-    text = gbnf.to_gbnf(grammar)
+    text = gbnf_module.to_gbnf(grammar)
     found = lint_source("random.gbnf", text, None, DEFAULT_LIMITS, start="r0")
     assert [d for d in found if d.severity == "error"] == [], text
 
