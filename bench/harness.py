@@ -64,7 +64,7 @@ def set_up(wanted: set[str], warm: Any = None) -> Setup:
     setup, kept out of every timing), set up the wanted peers, then freeze what is alive out of
     the garbage collector so the collect before each timed region stays short."""
     from grammask.runtime import Vocabulary
-    from grammask.runtime.token_trie import token_trie
+    from grammask.runtime.vocab.trie import token_trie
 
     from peers import load_peers
 

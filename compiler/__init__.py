@@ -1,6 +1,6 @@
 """grammask.compiler: grammars in, byte-level automata and token tables out."""
-from .errors import BudgetExceeded, GrammarError
-from .limits import DEFAULT_LIMITS, Limits
+from .support.errors import BudgetExceeded, GrammarError
+from .support.limits import DEFAULT_LIMITS, Limits
 from .pipeline import (
     clear_caches,
     compile_gbnf,
@@ -10,7 +10,7 @@ from .pipeline import (
     compile_regex,
     ir_to_dfa,
 )
-from .json_schema import compile_json_schema, schema_to_grammar
+from .frontends.json_schema import compile_json_schema, schema_to_grammar
 
 __all__ = [
     "BudgetExceeded",

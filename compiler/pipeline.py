@@ -12,21 +12,21 @@ import dataclasses
 from collections.abc import Callable
 
 from ..runtime.compiled import CompiledGrammar
-from ..runtime.dfa_table import DFATable
-from ..runtime.pushdown_table import PushdownTable
-from ..runtime.token_sets import DFATokenSets
-from ..runtime.vocabulary import Vocabulary
-from . import deadline
-from .counted import counted_or_nfa
-from .deadline import compile_deadline
-from .dfa import byte_classes, subset_table
-from .errors import BudgetExceeded, GrammarError
-from .flat_ir import flatten
-from .ir import Grammar, Node
-from .limits import DEFAULT_LIMITS, Limits
-from .lowering import check_references, find_cycle, inline_regular
-from .minimize import minimize_table
-from .nfa import NFA, build_nfa
+from ..runtime.dfa.table import DFATable
+from ..runtime.pushdown.table import PushdownTable
+from ..runtime.dfa.token_sets import DFATokenSets
+from ..runtime.vocab.vocabulary import Vocabulary
+from .support import deadline
+from .automata.counted import counted_or_nfa
+from .support.deadline import compile_deadline
+from .automata.dfa import byte_classes, subset_table
+from .support.errors import BudgetExceeded, GrammarError
+from .automata.flat_ir import flatten
+from .ir.nodes import Grammar, Node
+from .support.limits import DEFAULT_LIMITS, Limits
+from .ir.graph import check_references, find_cycle, inline_regular
+from .automata.minimize import minimize_table
+from .automata.nfa import NFA, build_nfa
 
 
 def ir_to_dfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> DFATable:
@@ -117,7 +117,7 @@ def compile_regex(
     precompute: bool = False,
 ) -> CompiledGrammar:
     """Compile a regex (fullmatch semantics: the whole output must match) against `vocab`."""
-    from .regex import parse_regex
+    from .frontends.regex import parse_regex
 
     with compile_deadline(limits):
         return compile_ir(parse_regex(pattern, limits=limits), vocab, source=pattern,
@@ -128,8 +128,12 @@ def clear_caches() -> None:
     """Forget the automata a process keeps across compiles (rule automata by structure,
     shared number and string automata, the edges of classes and automata, results of language
     operations): the next compile builds them again, as the first compile of a process does."""
-    from . import flat_ir, language_ops, rule_automata
-    from .json_schema import excluded_names, numbers, strings
+    from .automata import flat_ir
+    from .automata import language_ops
+    from .lowering import rule_automata
+    from .frontends.json_schema import excluded_names
+    from .frontends.json_schema import numbers
+    from .frontends.json_schema import strings
 
     rule_automata.clear_rule_dfas()
     for cached in (language_ops._node_dfa, language_ops._product, flat_ir.class_edges,
@@ -166,7 +170,7 @@ def _over(exc: BudgetExceeded, limits: Limits) -> str:
 def _kept_rules(grammar: Grammar, limits: Limits) -> PushdownTable:
     """Every rule kept as a rule but small leaf rules; every rule, if inlining those goes over
     budget."""
-    from .rule_automata import build_pushdown
+    from .lowering.rule_automata import build_pushdown
 
     try:
         return build_pushdown(grammar, limits, keep_all=True, inline_leaves=True)
@@ -226,7 +230,7 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
             why = f"pushdown: the grammar is regular but its DFA is over budget ({_over(exc, limits)})"
     else:
         why = "pushdown: the grammar is recursive (" + " -> ".join(cycle) + ")"
-    from .rule_automata import build_pushdown
+    from .lowering.rule_automata import build_pushdown
 
     try:
         if keep_all and kind != "pushdown":
@@ -258,7 +262,7 @@ def compile_gbnf(
     kind: str | None = None,
 ) -> CompiledGrammar:
     """Compile a GBNF grammar (llama.cpp's dialect) against `vocab`."""
-    from .gbnf import parse_gbnf
+    from .frontends.gbnf import parse_gbnf
 
     with compile_deadline(limits):
         grammar = parse_gbnf(text, start=start, limits=limits)
@@ -275,7 +279,7 @@ def compile_lark(
     kind: str | None = None,
 ) -> CompiledGrammar:
     """Compile a Lark grammar against `vocab`."""
-    from .lark_grammar import parse_lark
+    from .frontends.lark_grammar import parse_lark
 
     with compile_deadline(limits):
         grammar, _notes = parse_lark(text, start=start, limits=limits)

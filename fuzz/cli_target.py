@@ -13,7 +13,7 @@ import random
 import tempfile
 from pathlib import Path
 
-from grammask.compiler.cli import main
+from grammask.compiler.cli.main import main
 
 from .common import LIMITS, FindingError, Target
 from .corpus import PATTERNS, grammar_seeds, schema_seeds

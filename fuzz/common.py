@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from grammask.compiler import Limits
-from grammask.compiler.ir import Grammar, Node, Rule
+from grammask.compiler.ir.nodes import Grammar, Node, Rule
 from grammask.runtime import Matcher, Vocabulary, allocate_token_bitmask
-from tests.reference_earley import ReferenceRecognizer
+from tests.support.reference_earley import ReferenceRecognizer
 
 LIMITS = Limits(max_nfa_states=20_000, max_dfa_states=2_000, max_repeat=200,
                 max_pushdown_states=20_000, max_schema_depth=200, max_schema_rules=2_000,

@@ -5,8 +5,8 @@ to replay a finding, `{"schema": S, "instances": [TEXT, ...]}` with S a schema (
 frontend as a dict) or a JSON string holding a schema text (given as that text). The run
 compiles the schema on the byte vocabulary within LIMITS (a GrammarError, or a schema the
 reference does not judge, ends it), then judges instance texts with
-`tests.json_schema_diff.Differential`: the replay's, or values drawn near the schema's
-boundaries (`tests.json_schema_values`) in every spelling (`tests.json_schema_spellings`).
+`tests.support.json_schema_diff.Differential`: the replay's, or values drawn near the schema's
+boundaries (`tests.support.json_schema_values`) in every spelling (`tests.support.json_schema_spellings`).
 A schema text is compiled as text when a number in it is spelled otherwise than its float's
 shortest repr, else as text or as dict by a coin the input fixes.
 
@@ -30,11 +30,11 @@ from typing import Any
 
 from grammask.compiler import GrammarError
 
-from tests.json_schema_diff import (INCOMPLETE, LATER_KEYWORDS, Differential, Finding,
+from tests.support.json_schema_diff import (INCOMPLETE, LATER_KEYWORDS, Differential, Finding,
                                     exact_text, shrink)
-from tests.json_schema_exact import NotJudged
-from tests.json_schema_random import DIALECTS, SchemaGen, as_text, random_schema
-from tests.json_schema_values import values
+from tests.support.json_schema_exact import NotJudged
+from tests.support.json_schema_random import DIALECTS, SchemaGen, as_text, random_schema
+from tests.support.json_schema_values import values
 
 from .common import BYTES, LIMITS, FindingError, Target, input_rng
 

@@ -6,16 +6,17 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from grammask.compiler import GrammarError, compile_grammar, compile_ir, gbnf
-from grammask.compiler.gbnf import parse_gbnf
-from grammask.compiler.ir import Grammar, Node
-from grammask.compiler.json_schema import JsonSchemaOptions, compile_json_schema, schema_to_grammar
-from grammask.compiler.lark_grammar import parse_lark
-from grammask.compiler.regex import parse_regex
+from grammask.compiler import GrammarError, compile_grammar, compile_ir
+import grammask.compiler.frontends.gbnf as gbnf
+from grammask.compiler.frontends.gbnf import parse_gbnf
+from grammask.compiler.ir.nodes import Grammar, Node
+from grammask.compiler.frontends.json_schema import JsonSchemaOptions, compile_json_schema, schema_to_grammar
+from grammask.compiler.frontends.lark_grammar import parse_lark
+from grammask.compiler.frontends.regex import parse_regex
 from grammask.runtime import Matcher, Vocabulary
 from grammask.runtime.compiled import CompiledGrammar
 
-from tests.parse_outcomes import outcome
+from tests.support.parse_outcomes import outcome
 
 from .common import BYTES, LIMITS, FindingError, Target, input_rng, reference_for, walk
 from .corpus import DATA, PATTERNS, grammar_seeds, schema_seeds

@@ -1,10 +1,10 @@
 """grammask.runtime: vocabularies, compiled tables and the Matcher (numpy + Numba only)."""
 from .bitmask import allocate_token_bitmask, apply_token_bitmask_inplace, unpack_bitmask
 from .compiled import CompiledGrammar
-from .dfa_table import DFATable
+from .dfa.table import DFATable
 from .matcher import Matcher, MatcherBudgetExceeded, MatcherError
 from .run_limits import RuntimeLimits
-from .vocabulary import Vocabulary
+from .vocab.vocabulary import Vocabulary
 
 __all__ = [
     "CompiledGrammar",

@@ -8,12 +8,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from .dfa_table import DFATable
-from .pushdown_table import PushdownTable
-from .pushdown_token_sets import PushdownTokenSets
+from .dfa.table import DFATable
+from .pushdown.table import PushdownTable
+from .pushdown.token_sets import PushdownTokenSets
 from .run_limits import DEFAULT_RUNTIME_LIMITS, RuntimeLimits
-from .token_sets import DFATokenSets
-from .vocabulary import Vocabulary
+from .dfa.token_sets import DFATokenSets
+from .vocab.vocabulary import Vocabulary
 
 
 @dataclass(frozen=True, eq=False)

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .pushdown_kernels import next_shorter_prefix
-from .token_trie import TokenTrie, _common_prefix_lengths
+from .pushdown.kernels import next_shorter_prefix
+from .vocab.trie import TokenTrie, _common_prefix_lengths
 
 _KERNEL = dict(cache=True, nogil=True)
 

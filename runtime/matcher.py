@@ -20,10 +20,10 @@ import numpy as np
 
 from .bitmask import as_bitmask_array
 from .compiled import CompiledGrammar
-from .dfa_kernels import walk_bytes
+from .dfa.kernels import walk_bytes
 from .errors import MatcherBudgetExceeded, MatcherError
 from .run_limits import RuntimeLimits
-from .token_sets import bitmask_words, ids_to_row
+from .dfa.token_sets import bitmask_words, ids_to_row
 
 __all__ = ["Matcher", "MatcherBudgetExceeded", "MatcherError"]
 
@@ -74,7 +74,7 @@ class Matcher:
 
     def __new__(cls, compiled: CompiledGrammar, **kwargs: Any) -> "Matcher":
         if cls is Matcher and isinstance(compiled, CompiledGrammar) and compiled.kind == "pushdown":
-            from .pushdown_matcher import PushdownMatcher
+            from .pushdown.matcher import PushdownMatcher
 
             return super().__new__(PushdownMatcher)
         return super().__new__(cls)

@@ -27,8 +27,8 @@ from grammask.compiler.analyses import (
 )
 from grammask.compiler.analyses.common import fold, show_bytes
 from grammask.compiler.analyses.recursion import left_refs
-from grammask.compiler.diagnostics import Diagnostic
-from grammask.compiler.ir import (
+from grammask.compiler.support.diagnostics import Diagnostic
+from grammask.compiler.ir.nodes import (
     EMPTY,
     NOTHING,
     CharClass,
@@ -42,13 +42,13 @@ from grammask.compiler.ir import (
     Seq,
     Span,
 )
-from grammask.compiler.limits import DEFAULT_LIMITS, Limits
-from grammask.compiler.lowering import reachable_rules
-from grammask.compiler.rule_automata import productive_among
+from grammask.compiler.support.limits import DEFAULT_LIMITS, Limits
+from grammask.compiler.ir.graph import reachable_rules
+from grammask.compiler.lowering.rule_automata import productive_among
 from hypothesis import given, settings
 
-from .budget import examples
-from .cfg_strategies import grammars, rule_heights
+from .support.budget import examples
+from .support.cfg_strategies import grammars, rule_heights
 
 L = DEFAULT_LIMITS
 
@@ -134,7 +134,7 @@ def test_productive_rules_are_those_with_a_finite_derivation(g: Grammar) -> None
 def test_productive_rules_examine_a_wide_rule_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A rule that uses 2,000 others is examined after them, not again as each turns out
     productive (which made an object of 5,000 member rules take minutes)."""
-    import grammask.compiler.rule_automata as rule_automata
+    import grammask.compiler.lowering.rule_automata as rule_automata
 
     real, calls = rule_automata.productive_node, []
     monkeypatch.setattr(rule_automata, "productive_node",
@@ -332,7 +332,7 @@ def test_regularity_is_silent_without_a_start_rule() -> None:
 # ---------------------------------------------------------------- size
 
 def test_size_estimate_tracks_the_nfa_builder() -> None:
-    from grammask.compiler.nfa import build_nfa
+    from grammask.compiler.automata.nfa import build_nfa
 
     for node in (lit("abc"), Repeat(lit("ab"), 2, 5), Choice((lit("a"), cls("xyz"))),
                  Repeat(Seq((lit("a"), Repeat(cls("bc"), 0, None))), 1, 4)):

@@ -7,19 +7,19 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from .budget import examples
+from .support.budget import examples
 
 from grammask.compiler import BudgetExceeded, Limits
-from grammask.compiler.counting import count_by_length, generating_function
-from grammask.compiler.dfa import determinize
-from grammask.compiler.equivalence import dfa_difference, nfa_dfa_difference
-from grammask.compiler.ir import EMPTY, NOTHING, CharClass, Choice, Literal, Repeat, Seq
-from grammask.compiler.minimize import minimize
-from grammask.compiler.nfa import build_nfa
+from tests.support.counting import count_by_length, generating_function
+from grammask.compiler.automata.dfa import determinize
+from tests.support.equivalence import dfa_difference, nfa_dfa_difference
+from grammask.compiler.ir.nodes import EMPTY, NOTHING, CharClass, Choice, Literal, Repeat, Seq
+from grammask.compiler.automata.minimize import minimize
+from grammask.compiler.automata.nfa import build_nfa
 from grammask.compiler.pipeline import ir_to_dfa
-from grammask.compiler.utf8 import utf8_sequences
+from grammask.compiler.ir.utf8 import utf8_sequences
 
-from .ir_strategies import ALPHABET, ir_trees
+from .support.ir_strategies import ALPHABET, ir_trees
 
 ANY_CHAR = CharClass.of([(0, 0x10FFFF)])
 
@@ -197,8 +197,8 @@ def test_a_separated_list_has_one_copy_of_its_element() -> None:
 
 _BOUNDS_SCRIPT = r"""
 import random
-from grammask.compiler.ir import EMPTY, CharClass, Choice, Literal, Repeat, Seq
-from grammask.compiler.nfa import build_nfa
+from grammask.compiler.ir.nodes import EMPTY, CharClass, Choice, Literal, Repeat, Seq
+from grammask.compiler.automata.nfa import build_nfa
 rng = random.Random(7)
 ws = Repeat(CharClass(((9, 10), (13, 13), (32, 32))), 0, 4)
 def tree(depth):

@@ -1,4 +1,4 @@
-"""Tests for the `grammask` command line (grammask.compiler.cli) and diagnostics rendering."""
+"""Tests for the `grammask` command line (grammask.compiler.cli.main) and diagnostics rendering."""
 from __future__ import annotations
 
 import functools
@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 from grammask.compiler import GrammarError, compile_grammar
-from grammask.compiler.cli import main
-from grammask.compiler.diagnostics import render_diagnostic
-from grammask.compiler.gbnf import parse_gbnf
-from grammask.compiler.text_check import check_text
+from grammask.compiler.cli.main import main
+from grammask.compiler.support.diagnostics import render_diagnostic
+from grammask.compiler.frontends.gbnf import parse_gbnf
+from grammask.compiler.cli.check import check_text
 from grammask.runtime import Vocabulary
-from grammask.runtime.dfa_table import DFATable
-from grammask.runtime.pushdown_table import PushdownTable
+from grammask.runtime.dfa.table import DFATable
+from grammask.runtime.pushdown.table import PushdownTable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .budget import examples
+from .support.budget import examples
 
 AGE = r'\{"age": [0-9]+\}'
 TOKENIZERS = Path(__file__).parent / "data" / "tokenizers"

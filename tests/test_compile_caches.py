@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from grammask.compiler import clear_caches, compile_json_schema
-from grammask.compiler import rule_automata
-from grammask.compiler.ir import CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq, Span
-from grammask.compiler.limits import DEFAULT_LIMITS
-from grammask.compiler.flat_ir import flatten
+import grammask.compiler.lowering.rule_automata as rule_automata
+from grammask.compiler.ir.nodes import CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq, Span
+from grammask.compiler.support.limits import DEFAULT_LIMITS
+from grammask.compiler.automata.flat_ir import flatten
 
-from .vocabularies import small_vocabulary
+from .support.vocabularies import small_vocabulary
 
 
 def _node(name: str, span: Span | None = None) -> Seq:

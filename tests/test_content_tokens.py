@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 
 import grammask.runtime.content_tokens as content
 from grammask.compiler import compile_gbnf, compile_lark, compile_regex
-from grammask.compiler.json_schema import compile_json_schema
+from grammask.compiler.frontends.json_schema import compile_json_schema
 from grammask.runtime import Vocabulary
 from grammask.runtime.content_tokens import _MULTIBYTE, content_split, content_tokens
-from grammask.runtime.pushdown_token_sets import PushdownTokenSets
-from grammask.runtime.token_sets import DFATokenSets
-from grammask.runtime.token_trie import token_trie
+from grammask.runtime.pushdown.token_sets import PushdownTokenSets
+from grammask.runtime.dfa.token_sets import DFATokenSets
+from grammask.runtime.vocab.trie import token_trie
 
 
 def _is_content(b: bytes) -> bool:

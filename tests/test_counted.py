@@ -1,4 +1,4 @@
-"""Counted repetitions (`compiler/counted.py`): where the counts can be told apart, the
+"""Counted repetitions (`compiler/automata/counted.py`): where the counts can be told apart, the
 expanded automaton accepts exactly what the copy-by-copy construction accepts (equal minimal
 tables, call columns included); where they cannot, `counted_dfa` declines."""
 from __future__ import annotations
@@ -6,17 +6,17 @@ from __future__ import annotations
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from grammask.compiler.counted import COUNTED_FROM, counted_dfa
-from grammask.compiler.dfa import byte_classes, subset_table
-from grammask.compiler.errors import BudgetExceeded
-from grammask.compiler.flat_ir import flatten
-from grammask.compiler.ir import CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq
-from grammask.compiler.limits import DEFAULT_LIMITS
-from grammask.compiler.minimize import minimize_table
-from grammask.compiler.nfa import build_counted_nfa, build_rule_nfa
-from grammask.runtime.dfa_table import DFATable
+from grammask.compiler.automata.counted import COUNTED_FROM, counted_dfa
+from grammask.compiler.automata.dfa import byte_classes, subset_table
+from grammask.compiler.support.errors import BudgetExceeded
+from grammask.compiler.automata.flat_ir import flatten
+from grammask.compiler.ir.nodes import CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq
+from grammask.compiler.support.limits import DEFAULT_LIMITS
+from grammask.compiler.automata.minimize import minimize_table
+from grammask.compiler.automata.nfa import build_counted_nfa, build_rule_nfa
+from grammask.runtime.dfa.table import DFATable
 
-from .ir_strategies import literals
+from .support.ir_strategies import literals
 
 WS = CharClass.of([(0x20, 0x20), (0x0A, 0x0A)])
 A = CharClass.of([(ord("a"), ord("a"))])

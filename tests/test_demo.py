@@ -1,5 +1,5 @@
-"""Tests for the toy-model demo (grammask.compiler.demo and its JSON Schema part,
-grammask.compiler.demo_schema)."""
+"""Tests for the toy-model demo (grammask.compiler.cli.demo and its JSON Schema part,
+grammask.compiler.cli.demo_schema)."""
 from __future__ import annotations
 
 import io
@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 from grammask.compiler import GrammarError
-from grammask.compiler.demo import (
+from grammask.compiler.cli.demo import (
     DEFAULT_PATTERN,
     TARGET,
     DemoResult,
@@ -18,7 +18,7 @@ from grammask.compiler.demo import (
     run_demo,
     sample_token,
 )
-from grammask.compiler.demo_schema import (
+from grammask.compiler.cli.demo_schema import (
     PERSON_SCHEMA,
     PERSON_TARGET,
     SchemaDemoResult,

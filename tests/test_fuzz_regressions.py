@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 
 from grammask.compiler import GrammarError, compile_json_schema
-from grammask.compiler.errors import BudgetExceeded
-from grammask.compiler.json_schema import schema_to_grammar
+from grammask.compiler.support.errors import BudgetExceeded
+from grammask.compiler.frontends.json_schema import schema_to_grammar
 from grammask.runtime import Matcher
 
-from .vocabularies import small_vocabulary
+from .support.vocabularies import small_vocabulary
 
 
 @pytest.mark.parametrize("schema", [
@@ -75,8 +75,8 @@ def test_lint_skips_a_reference_the_translation_never_followed() -> None:
     """A required property whose broken `$ref` sits in an object no value can satisfy (strict:
     each part forbids the others' properties): the translation never resolves it, and the
     null check of the lint does not fail on it."""
-    from grammask.compiler.json_schema.lint import lint_schema
-    from grammask.compiler.json_schema.options import JsonSchemaOptions
+    from grammask.compiler.analyses.json_schema import lint_schema
+    from grammask.compiler.frontends.json_schema.options import JsonSchemaOptions
 
     schema = ('{"properties": {"bar": {"type": "integer"}}, "required": ["bar"], "allOf": '
               '[{"properties": {"foo": {"type": "string"}}, "required": ["foo"]}, '

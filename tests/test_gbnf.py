@@ -1,12 +1,12 @@
-"""Tests for the GBNF frontend and printer (grammask.compiler.gbnf)."""
+"""Tests for the GBNF frontend and printer (grammask.compiler.frontends.gbnf)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from grammask.compiler.errors import BudgetExceeded, GrammarError
-from grammask.compiler.gbnf import is_gbnf_name, parse_gbnf, simplify, to_gbnf
-from grammask.compiler.ir import (
+from grammask.compiler.support.errors import BudgetExceeded, GrammarError
+from grammask.compiler.frontends.gbnf import is_gbnf_name, parse_gbnf, simplify, to_gbnf
+from grammask.compiler.ir.nodes import (
     EMPTY,
     NOTHING,
     CharClass,
@@ -22,11 +22,11 @@ from grammask.compiler.ir import (
     complement_ranges,
     walk,
 )
-from grammask.compiler.limits import Limits
+from grammask.compiler.support.limits import Limits
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .budget import examples
+from .support.budget import examples
 
 DATA = Path(__file__).parent / "data" / "gbnf"
 CORPUS = {p.name: p.read_text(encoding="utf-8") for p in sorted(DATA.glob("*.gbnf"))}

@@ -9,12 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.compiler import compile_gbnf
-from grammask.compiler.gbnf import to_gbnf
-from grammask.compiler.ir import Choice, Grammar, Node, Repeat, Rule, RuleRef, Seq
-from grammask.compiler.regex import parse_regex
+from grammask.compiler.frontends.gbnf import to_gbnf
+from grammask.compiler.ir.nodes import Choice, Grammar, Node, Repeat, Rule, RuleRef, Seq
+from grammask.compiler.frontends.regex import parse_regex
 from grammask.runtime import Matcher
 
-from .budget import examples
+from .support.budget import examples
 from .test_invariants import (
     PATTERNS,
     any_pattern,
@@ -26,7 +26,7 @@ from .test_invariants import (
     random_tokenization,
     walk,
 )
-from .vocabularies import reference_complete, small_vocabulary
+from .support.vocabularies import reference_complete, small_vocabulary
 
 
 def factor_into_rules(node: Node, seed: int) -> Grammar:

@@ -6,16 +6,16 @@ import random
 from pathlib import Path
 
 import pytest
-from grammask.compiler import gbnf
-from grammask.compiler.errors import GrammarError
-from grammask.compiler.gbnf_reader import MAX_DEPTH, Unread, read
-from grammask.compiler.ir import Grammar
-from grammask.compiler.limits import DEFAULT_LIMITS, Limits
+import grammask.compiler.frontends.gbnf as gbnf
+from grammask.compiler.support.errors import GrammarError
+from grammask.compiler.frontends.gbnf_reader import MAX_DEPTH, Unread, read
+from grammask.compiler.ir.nodes import Grammar
+from grammask.compiler.support.limits import DEFAULT_LIMITS, Limits
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .budget import examples
-from .parse_outcomes import outcome, random_gbnf
+from .support.budget import examples
+from .support.parse_outcomes import outcome, random_gbnf
 
 DATA = Path(__file__).parent / "data" / "gbnf"
 CORPUS = {p.name: p.read_text(encoding="utf-8") for p in sorted(DATA.glob("*.gbnf"))}

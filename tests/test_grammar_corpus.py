@@ -11,14 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.compiler import GrammarError, compile_grammar
-from grammask.compiler.gbnf import parse_gbnf
+from grammask.compiler.frontends.gbnf import parse_gbnf
 from grammask.runtime import Matcher, Vocabulary
 
-from .budget import examples
-from .lark_oracle import lark_parser, parses, sample, supported
+from .support.budget import examples
+from .support.lark_oracle import lark_parser, parses, sample, supported
 from .test_gbnf_invariants import factor_into_rules
 from .test_invariants import any_pattern, random_tokenization, walk
-from .vocabularies import small_vocabulary
+from .support.vocabularies import small_vocabulary
 
 GBNF = Path(__file__).parent / "data" / "gbnf"
 REGULAR = ["chess", "english", "japanese", "list"]
@@ -69,7 +69,7 @@ def test_regular_corpus_grammar_against_lark(name: str) -> None:
 @given(any_pattern, st.integers(0, 3), st.randoms(use_true_random=False))
 @settings(max_examples=examples(60))
 def test_random_grammars_agree_with_lark(pattern: str, seed: int, rng: random.Random) -> None:
-    from grammask.compiler.regex import parse_regex
+    from grammask.compiler.frontends.regex import parse_regex
 
     grammar = factor_into_rules(parse_regex(pattern), seed)
     if not supported(grammar):

@@ -17,13 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .budget import examples
+from .support.budget import examples
 
 from grammask.compiler import GrammarError, compile_regex
 from grammask.runtime import Matcher, Vocabulary, allocate_token_bitmask
 
-from .regex_strategies import patterns
-from .vocabularies import (
+from .support.regex_strategies import patterns
+from .support.vocabularies import (
     allowed_ids,
     oracle_viable_text,
     reference_complete,

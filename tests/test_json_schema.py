@@ -7,10 +7,10 @@ import json
 import pytest
 
 from grammask.compiler import GrammarError, Limits
-from grammask.compiler.json_schema import (
+from grammask.compiler.frontends.json_schema import (
     JsonSchemaOptions, compile_json_schema, load_schema, schema_to_grammar,
 )
-from tests.json_schema_suite import accepts, byte_vocabulary
+from tests.support.json_schema_suite import accepts, byte_vocabulary
 
 
 def compiled(schema: object, **options: object):  # type: ignore[no-untyped-def]
@@ -247,7 +247,7 @@ def test_deep_schema_within_limits() -> None:
 def test_support_matrix_matches_the_frontend() -> None:
     from pathlib import Path
 
-    from grammask.compiler.json_schema.constraints import HANDLED, UNSUPPORTED
+    from grammask.compiler.frontends.json_schema.constraints import HANDLED, UNSUPPORTED
 
     matrix = json.loads((Path(__file__).parents[1] / "specs" / "json_schema_support.json")
                         .read_text(encoding="utf-8"))["keywords"]
@@ -316,8 +316,9 @@ def test_members_and_elements_are_built_once(schema: object, monkeypatch) -> Non
     gaps are counted loops, `counted.py`, so its minimization is the labelled one there). The
     schemas avoid `true | false` and members whose futures coincide, which minimization
     merges too."""
-    from grammask.compiler import counted, pipeline
-    from grammask.compiler.dfa import trim
+    import grammask.compiler.automata.counted as counted
+    import grammask.compiler.pipeline as pipeline
+    from grammask.compiler.automata.dfa import trim
 
     sizes: list[tuple[int, int]] = []
     subset_table, minimize_table = pipeline.subset_table, pipeline.minimize_table

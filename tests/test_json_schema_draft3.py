@@ -1,4 +1,4 @@
-"""Draft-03 keywords under a draft-03 `$schema` (`compiler/json_schema/draft3.py`): each is
+"""Draft-03 keywords under a draft-03 `$schema` (`compiler/frontends/json_schema/draft3.py`): each is
 read exactly or refused with its JSON pointer, never dropped.
 
 Instances are judged by `jsonschema.Draft3Validator`: every valid one must be accepted (written
@@ -16,10 +16,10 @@ import pytest
 from jsonschema import Draft3Validator
 
 from grammask.compiler import GrammarError
-from grammask.compiler.json_schema import compile_json_schema
-from grammask.compiler.json_schema.document import SchemaDocument
-from grammask.compiler.limits import DEFAULT_LIMITS
-from tests.json_schema_suite import accepts, byte_vocabulary
+from grammask.compiler.frontends.json_schema import compile_json_schema
+from grammask.compiler.frontends.json_schema.document import SchemaDocument
+from grammask.compiler.support.limits import DEFAULT_LIMITS
+from tests.support.json_schema_suite import accepts, byte_vocabulary
 
 DRAFT3 = "http://json-schema.org/draft-03/schema#"
 
@@ -344,8 +344,8 @@ def test_draft3_keywords_are_annotations_elsewhere(dialect: str | None) -> None:
 
 
 def test_lint_reports_refused_draft3_forms() -> None:
-    from grammask.compiler.json_schema import JsonSchemaOptions
-    from grammask.compiler.json_schema.lint import lint_schema
+    from grammask.compiler.frontends.json_schema import JsonSchemaOptions
+    from grammask.compiler.analyses.json_schema import lint_schema
 
     schema = draft3({"properties": {"a": {"disallow": [{"type": ["string", {"type": "integer"}],
                                                         "minLength": 2}]},

@@ -14,16 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.compiler import BudgetExceeded, GrammarError, Limits
-from grammask.compiler.json_schema import compile_json_schema, load_schema
-from grammask.compiler.json_schema.lint import lint_schema
-from grammask.compiler.json_schema.numbers import number_node
-from grammask.compiler.json_schema.values import (
+from grammask.compiler.frontends.json_schema import compile_json_schema, load_schema
+from grammask.compiler.analyses.json_schema import lint_schema
+from grammask.compiler.frontends.json_schema.numbers import number_node
+from grammask.compiler.frontends.json_schema.values import (
     canonical, exact_number, json_type, number_digits,
 )
 from grammask.compiler.pipeline import ir_to_dfa
-from tests.json_schema_suite import accepts, byte_vocabulary
+from tests.support.json_schema_suite import accepts, byte_vocabulary
 
-from .budget import examples
+from .support.budget import examples
 
 LONG = "0.1000000000000000000001"
 BIG = 9007199254740993  # 2**53 + 1: no float has this value

@@ -11,17 +11,17 @@ import random
 
 import pytest
 from grammask.compiler import BudgetExceeded, Limits
-from grammask.compiler.equivalence import dfa_difference
-from grammask.compiler.ir import Choice, Literal
-from grammask.compiler.json_schema.excluded_names import without_names
-from grammask.compiler.json_schema.strings import json_string
-from grammask.compiler.json_schema.values import string_literal
-from grammask.compiler.language_ops import as_dfa, difference
-from grammask.compiler.limits import DEFAULT_LIMITS
+from tests.support.equivalence import dfa_difference
+from grammask.compiler.ir.nodes import Choice, Literal
+from grammask.compiler.frontends.json_schema.excluded_names import without_names
+from grammask.compiler.frontends.json_schema.strings import json_string
+from grammask.compiler.frontends.json_schema.values import string_literal
+from grammask.compiler.automata.language_ops import as_dfa, difference
+from grammask.compiler.support.limits import DEFAULT_LIMITS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .budget import examples
+from .support.budget import examples
 
 # Characters with every kind of spelling: plain ASCII (hex letters in their escapes), the
 # eight short escapes, controls, two- and three-byte UTF-8, the edges of the surrogate gap,
@@ -122,10 +122,10 @@ def test_the_state_budget_holds() -> None:
 
 _BOUNDS_SCRIPT = r"""
 import random
-from grammask.compiler.json_schema.excluded_names import without_names
-from grammask.compiler.json_schema.strings import json_string
-from grammask.compiler.language_ops import as_dfa
-from grammask.compiler.limits import DEFAULT_LIMITS
+from grammask.compiler.frontends.json_schema.excluded_names import without_names
+from grammask.compiler.frontends.json_schema.strings import json_string
+from grammask.compiler.automata.language_ops import as_dfa
+from grammask.compiler.support.limits import DEFAULT_LIMITS
 rng = random.Random(3)
 alphabet = ALPHABET
 kept = as_dfa(json_string(None))

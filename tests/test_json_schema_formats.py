@@ -12,13 +12,13 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from grammask.compiler.errors import GrammarError
-from grammask.compiler.json_schema.formats import KNOWN_FORMATS, format_node
+from grammask.compiler.support.errors import GrammarError
+from grammask.compiler.frontends.json_schema.formats import KNOWN_FORMATS, format_node
 from grammask.compiler.pipeline import ir_to_dfa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .budget import examples
+from .support.budget import examples
 
 VENDORED = Path(__file__).parent / "data" / "json_schema_formats.json"
 SUITE = (Path(__file__).resolve().parents[1].parent

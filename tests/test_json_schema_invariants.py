@@ -33,15 +33,15 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 from grammask.compiler import GrammarError
-from grammask.compiler.json_schema import compile_json_schema
+from grammask.compiler.frontends.json_schema import compile_json_schema
 from grammask.runtime import Matcher, Vocabulary, allocate_token_bitmask
 
-from .budget import examples
-from .json_schema_oracle import documented_form, validator, without_exponents
-from .json_schema_strategies import Unsatisfied, candidate, schemas
-from .json_schema_suite import accepts, byte_vocabulary
+from .support.budget import examples
+from .support.json_schema_oracle import documented_form, validator, without_exponents
+from .support.json_schema_strategies import Unsatisfied, candidate, schemas
+from .support.json_schema_suite import accepts, byte_vocabulary
 from .test_invariants import random_tokenization
-from .vocabularies import small_vocabulary
+from .support.vocabularies import small_vocabulary
 
 SAMPLE = Path(__file__).parent / "data" / "json_schema_sample.jsonl"
 CUSTOM_FORMATS = {

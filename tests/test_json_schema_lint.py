@@ -1,4 +1,4 @@
-"""Linting JSON Schemas (grammask.compiler.json_schema.lint and `grammask lint`): errors agree
+"""Linting JSON Schemas (grammask.compiler.analyses.json_schema and `grammask lint`): errors agree
 with the frontend and are located by JSON pointer and line:column, the structured-output
 findings fire where they should and nowhere else, the examples of specs/diagnostics.md, and the
 JSON position index against `json.loads` on random documents."""
@@ -12,17 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from grammask.compiler.cli import main
-from grammask.compiler.diagnostics import Diagnostic, render
-from grammask.compiler.errors import GrammarError
-from grammask.compiler.json_schema import JsonSchemaOptions, schema_to_grammar
-from grammask.compiler.json_schema.lint import SCHEMA_CODES, lint_schema, located_error
-from grammask.compiler.json_schema.locate import JsonPositions
-from grammask.compiler.limits import Limits
+from grammask.compiler.cli.main import main
+from grammask.compiler.support.diagnostics import Diagnostic, render
+from grammask.compiler.support.errors import GrammarError
+from grammask.compiler.frontends.json_schema import JsonSchemaOptions, schema_to_grammar
+from grammask.compiler.analyses.json_schema import SCHEMA_CODES, lint_schema, located_error
+from grammask.compiler.frontends.json_schema.locate import JsonPositions
+from grammask.compiler.support.limits import Limits
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .budget import examples
+from .support.budget import examples
 
 ROOT = Path(__file__).parent
 DOC = ROOT.parent / "specs" / "diagnostics.md"

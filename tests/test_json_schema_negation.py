@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.compiler import GrammarError
-from grammask.compiler.json_schema import compile_json_schema
-from tests.budget import examples
-from tests.json_schema_suite import accepts, byte_vocabulary
+from grammask.compiler.frontends.json_schema import compile_json_schema
+from tests.support.budget import examples
+from tests.support.json_schema_suite import accepts, byte_vocabulary
 
 # Objects have one key at most: grammask writes required keys that no `properties` lists
 # before any other key (specs/json_schema.md), an order the oracle does not ask for.

@@ -19,15 +19,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.compiler import Limits
-from grammask.compiler.equivalence import dfa_difference
-from grammask.compiler.errors import BudgetExceeded, GrammarError
-from grammask.compiler.ir import Node
-from grammask.compiler.json_schema.numbers import number_node
-from grammask.compiler.nfa import build_nfa
+from tests.support.equivalence import dfa_difference
+from grammask.compiler.support.errors import BudgetExceeded, GrammarError
+from grammask.compiler.ir.nodes import Node
+from grammask.compiler.frontends.json_schema.numbers import number_node
+from grammask.compiler.automata.nfa import build_nfa
 from grammask.compiler.pipeline import ir_to_dfa
-from grammask.compiler.regex import parse_regex
+from grammask.compiler.frontends.regex import parse_regex
 
-from .budget import examples
+from .support.budget import examples
 
 NUMBER_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 SUITE = (Path(__file__).resolve().parents[2] / "shared" / "corpora" / "json-schema-test-suite"

@@ -16,12 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.compiler import GrammarError
-from grammask.compiler.json_schema import compile_json_schema
-from grammask.compiler.json_schema.formats import KNOWN_FORMATS, format_node, format_superset
-from grammask.compiler.json_schema.relaxations import RELAXATIONS
-from grammask.compiler.language_ops import as_dfa, difference
-from tests.budget import examples
-from tests.json_schema_suite import accepts, byte_vocabulary
+from grammask.compiler.frontends.json_schema import compile_json_schema
+from grammask.compiler.frontends.json_schema.formats import KNOWN_FORMATS, format_node, format_superset
+from grammask.compiler.frontends.json_schema.relaxations import RELAXATIONS
+from grammask.compiler.automata.language_ops import as_dfa, difference
+from tests.support.budget import examples
+from tests.support.json_schema_suite import accepts, byte_vocabulary
 
 SPECS = Path(__file__).parents[1] / "specs"
 

@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 
 from grammask.compiler import GrammarError
-from grammask.compiler.json_schema import compile_json_schema
+from grammask.compiler.frontends.json_schema import compile_json_schema
 
-from .json_schema_exact import exact_validator, exact_verdict
-from .json_schema_suite import accepts, byte_vocabulary
+from .support.json_schema_exact import exact_validator, exact_verdict
+from .support.json_schema_suite import accepts, byte_vocabulary
 
 D3 = "http://json-schema.org/draft-03/schema#"
 D4 = "http://json-schema.org/draft-04/schema#"

@@ -25,26 +25,26 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.compiler import BudgetExceeded
-from grammask.compiler.equivalence import dfa_difference
-from grammask.compiler.ir import Automaton, CharClass, Choice, Literal, Repeat, Seq, walk
-from grammask.compiler.json_schema import compile_json_schema, schema_to_grammar
-from grammask.compiler.json_schema.ecma_regex import ANY_CHAR, ANY_STRING
-from grammask.compiler.json_schema.formats import format_node
-from grammask.compiler.json_schema.lint import lint_schema
-from grammask.compiler.json_schema.relaxations import RELAXATIONS, noted_relaxation
-from grammask.compiler.json_schema.strings import (
+from tests.support.equivalence import dfa_difference
+from grammask.compiler.ir.nodes import Automaton, CharClass, Choice, Literal, Repeat, Seq, walk
+from grammask.compiler.frontends.json_schema import compile_json_schema, schema_to_grammar
+from grammask.compiler.frontends.json_schema.ecma_regex import ANY_CHAR, ANY_STRING
+from grammask.compiler.frontends.json_schema.formats import format_node
+from grammask.compiler.analyses.json_schema import lint_schema
+from grammask.compiler.frontends.json_schema.relaxations import RELAXATIONS, noted_relaxation
+from grammask.compiler.frontends.json_schema.strings import (
     RAW_SPELLINGS,
     counted,
     json_string,
     json_string_automaton,
 )
-from grammask.compiler.language_ops import as_dfa, intersect
-from grammask.compiler.limits import Limits
-from grammask.compiler.regex import parse_regex
-from tests.budget import examples
-from tests.json_schema_oracle import validator
-from tests.json_schema_spellings import char_spellings
-from tests.json_schema_suite import accepts, byte_vocabulary
+from grammask.compiler.automata.language_ops import as_dfa, intersect
+from grammask.compiler.support.limits import Limits
+from grammask.compiler.frontends.regex import parse_regex
+from tests.support.budget import examples
+from tests.support.json_schema_oracle import validator
+from tests.support.json_schema_spellings import char_spellings
+from tests.support.json_schema_suite import accepts, byte_vocabulary
 
 EMAIL = {"type": "string", "format": "email", "maxLength": 120}
 TEMPLATE = {"type": "string", "format": "uri-template", "maxLength": 200}

@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 from grammask.compiler import BudgetExceeded, GrammarError, Limits
-from grammask.compiler.ir import Automaton, CharClass, Repeat, walk
-from grammask.compiler.json_schema.strings import ecma_pattern, json_string
+from grammask.compiler.ir.nodes import Automaton, CharClass, Repeat, walk
+from grammask.compiler.frontends.json_schema.strings import ecma_pattern, json_string
 from grammask.compiler.pipeline import ir_to_dfa
-from grammask.compiler.regex import parse_regex
+from grammask.compiler.frontends.regex import parse_regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .budget import examples
-from .json_schema_spellings import char_spellings
+from .support.budget import examples
+from .support.json_schema_spellings import char_spellings
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared/corpora/json-schema-test-suite/draft2020-12"
 SPACES = "\\t-\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
@@ -302,8 +302,8 @@ def test_length_bounds_alone_are_plain_ir():
 def test_plain_length_bounds_equal_the_encoded_literals(lo: int, hi: int | None) -> None:
     """The IR counter accepts exactly the literals of the encoder's automaton (which values
     with content or a pattern take)."""
-    from grammask.compiler.equivalence import dfa_difference
-    from grammask.compiler.json_schema.strings import _literals
+    from tests.support.equivalence import dfa_difference
+    from grammask.compiler.frontends.json_schema.strings import _literals
 
     encoded = _literals(None, None, lo, hi, Limits()).dfa
     assert dfa_difference(_dfa(json_string(min_length=lo, max_length=hi)), encoded) is None
@@ -418,11 +418,11 @@ CHUNKED_BOUNDS = [(0, 65535), (600, 2000), (0, 600), (512, None), (700, 700), (8
 def test_long_string_bounds_are_exact(lo, hi):
     """Bounds past CHUNKED_FROM are counted in kept chunk rules: exact at every boundary, with
     raw, escaped and surrogate-pair characters each counting one."""
-    from grammask.compiler.json_schema import compile_json_schema
-    from grammask.compiler.json_schema.strings import CHUNK, CHUNKED_FROM
+    from grammask.compiler.frontends.json_schema import compile_json_schema
+    from grammask.compiler.frontends.json_schema.strings import CHUNK, CHUNKED_FROM
     from grammask.runtime import Matcher
 
-    from .vocabularies import small_vocabulary
+    from .support.vocabularies import small_vocabulary
 
     assert max(lo, hi or 0) >= CHUNKED_FROM
     compiled = compile_json_schema({"type": "string", "minLength": lo,
@@ -444,7 +444,7 @@ def test_long_string_bounds_are_exact(lo, hi):
 
 
 def test_long_string_token_by_token():
-    from grammask.compiler.json_schema import compile_json_schema
+    from grammask.compiler.frontends.json_schema import compile_json_schema
     from grammask.runtime import Matcher, Vocabulary
     from grammask.runtime.bitmask import allocate_token_bitmask
 

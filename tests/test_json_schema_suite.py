@@ -1,14 +1,14 @@
 """Conformance with the JSON-Schema-Test-Suite (draft 2020-12, vendored): every group compiles
 or raises a GrammarError; no compiled group accepts an invalid instance; and every group in the
 ratchet file (tests/data/json_schema_suite_passing.json) still passes, so a regression fails
-here. `python -m tests.json_schema_suite --update` rewrites the ratchet after an improvement."""
+here. `python -m tests.support.json_schema_suite --update` rewrites the ratchet after an improvement."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from tests.json_schema_suite import RATCHET, groups, run_group
+from tests.support.json_schema_suite import RATCHET, groups, run_group
 
 GROUPS = groups()
 PASSING = set(json.loads(RATCHET.read_text(encoding="utf-8")))

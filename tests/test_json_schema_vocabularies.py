@@ -1,4 +1,4 @@
-"""Each draft asserts its own keywords only (`compiler/json_schema/vocabularies.py`): under a
+"""Each draft asserts its own keywords only (`compiler/frontends/json_schema/vocabularies.py`): under a
 `$schema` draft, a keyword of another draft is an annotation, positively and under every
 negation (`not`, overlapping `oneOf`, `if`, `disallow`, `propertyNames`).
 
@@ -17,10 +17,10 @@ import pytest
 from jsonschema import validators
 
 from grammask.compiler import GrammarError
-from grammask.compiler.json_schema import compile_json_schema
-from grammask.compiler.json_schema.constraints import HANDLED, PRESENCE, UNSUPPORTED
-from grammask.compiler.json_schema.document import SchemaDocument
-from grammask.compiler.json_schema.vocabularies import (
+from grammask.compiler.frontends.json_schema import compile_json_schema
+from grammask.compiler.frontends.json_schema.constraints import HANDLED, PRESENCE, UNSUPPORTED
+from grammask.compiler.frontends.json_schema.document import SchemaDocument
+from grammask.compiler.frontends.json_schema.vocabularies import (
     ASSERTIONS,
     DRAFTS,
     LEGACY,
@@ -29,8 +29,8 @@ from grammask.compiler.json_schema.vocabularies import (
     VOCABULARIES,
     dialect,
 )
-from grammask.compiler.limits import DEFAULT_LIMITS
-from tests.json_schema_suite import accepts, byte_vocabulary
+from grammask.compiler.support.limits import DEFAULT_LIMITS
+from tests.support.json_schema_suite import accepts, byte_vocabulary
 
 URIS = {
     "draft-03": "http://json-schema.org/draft-03/schema#",
@@ -229,8 +229,8 @@ def test_forms_by_draft(schema: dict, instances: list[Any]) -> None:
 
 
 def test_vocabulary_applies_to_lint() -> None:
-    from grammask.compiler.json_schema import JsonSchemaOptions
-    from grammask.compiler.json_schema.lint import lint_schema
+    from grammask.compiler.frontends.json_schema import JsonSchemaOptions
+    from grammask.compiler.analyses.json_schema import lint_schema
 
     schema = {"$schema": URIS["draft-07"], "type": "object",
               "properties": {"a": {"type": "array", "items": {}}},

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from grammask.compiler.errors import BudgetExceeded, GrammarError
-from grammask.compiler.ir import CharClass, Choice, Grammar, Literal, Node, Repeat, RuleRef, Seq, references
-from grammask.compiler.lark_grammar import IGNORE_RULE, parse_lark
-from grammask.compiler.lark_terminals import _cased, _fold_char, shorthand_ranges
-from grammask.compiler.limits import Limits
+from grammask.compiler.support.errors import BudgetExceeded, GrammarError
+from grammask.compiler.ir.nodes import CharClass, Choice, Grammar, Literal, Node, Repeat, RuleRef, Seq, references
+from grammask.compiler.frontends.lark_grammar import IGNORE_RULE, parse_lark
+from grammask.compiler.frontends.lark_terminals import _cased, _fold_char, shorthand_ranges
+from grammask.compiler.support.limits import Limits
 from grammask.compiler.pipeline import ir_to_dfa
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,8 +21,8 @@ from lark import Lark
 from lark.exceptions import LarkError
 from lark.lexer import Lexer, Token
 
-from .budget import examples
-from .cfg_strategies import node_height, rule_heights
+from .support.budget import examples
+from .support.cfg_strategies import node_height, rule_heights
 
 CORPUS = Path(__file__).parent / "data" / "lark"
 CORPUS_FILES = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*.lark"))

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from grammask.compiler import gbnf as gbnf_module
-from grammask.compiler.cli import main
-from grammask.compiler.ir import (
+import grammask.compiler.frontends.gbnf as gbnf_module
+from grammask.compiler.cli.main import main
+from grammask.compiler.ir.nodes import (
     CharClass,
     Choice,
     Grammar,
@@ -23,12 +23,12 @@ from grammask.compiler.ir import (
     RuleRef,
     Seq,
 )
-from grammask.compiler.limits import DEFAULT_LIMITS
-from grammask.compiler.lint import lint_source
+from grammask.compiler.support.limits import DEFAULT_LIMITS
+from grammask.compiler.analyses.lint import lint_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .budget import examples
+from .support.budget import examples
 
 ROOT = Path(__file__).parent
 GOLDEN = ROOT / "data" / "lint"
@@ -500,11 +500,11 @@ def doc_id(example: tuple[str, str, str]) -> str:
 
 @pytest.mark.parametrize("example", doc_examples(), ids=doc_id)
 def test_diagnostics_doc_examples(example: tuple[str, str, str]) -> None:
-    from grammask.compiler.diagnostics import render
+    from grammask.compiler.support.diagnostics import render
 
     language, grammar, expected = example
-    pytest.importorskip({"gbnf": "grammask.compiler.gbnf", "lark": "grammask.compiler.lark_grammar",
-                         "regex": "grammask.compiler.regex"}[language])
+    pytest.importorskip({"gbnf": "grammask.compiler.frontends.gbnf", "lark": "grammask.compiler.frontends.lark_grammar",
+                         "regex": "grammask.compiler.frontends.regex"}[language])
     path = f"example.{language}"
     found = lint_source(path, grammar, None, DEFAULT_LIMITS)
     assert expected in "\n".join(render(path, grammar, d) for d in found)
@@ -552,8 +552,8 @@ def test_diagnostics_doc_covers_every_code() -> None:
 
 def test_diagnostics_doc_repeat_limit_line() -> None:
     from grammask.compiler.analyses import analyse_repeat_limits
-    from grammask.compiler.diagnostics import render
-    from grammask.compiler.ir import Span
+    from grammask.compiler.support.diagnostics import render
+    from grammask.compiler.ir.nodes import Span
 
     node = Repeat(Literal(b"x"), 0, 20000, Span(1, 14, 1, 20))
     (diag,) = analyse_repeat_limits(Grammar((Rule("root", node),)), DEFAULT_LIMITS)

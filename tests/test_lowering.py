@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from grammask.compiler import BudgetExceeded, GrammarError, Limits
-from grammask.compiler.equivalence import dfa_difference
-from grammask.compiler.ir import Choice, Grammar, Literal, Repeat, Rule, RuleRef, Seq, Span
-from grammask.compiler.lowering import find_cycle, inline_regular, reachable_rules
+from tests.support.equivalence import dfa_difference
+from grammask.compiler.ir.nodes import Choice, Grammar, Literal, Repeat, Rule, RuleRef, Seq, Span
+from grammask.compiler.ir.graph import find_cycle, inline_regular, reachable_rules
 from grammask.compiler.pipeline import ir_to_dfa
 
 A, B = Literal(b"a"), Literal(b"b")
@@ -83,10 +83,10 @@ def test_rules_are_substituted_after_the_rules_they_use() -> None:
 def test_flattening_with_inlined_rules_is_inlining() -> None:
     """References to inlined rules stand for their bodies (shared, not copied): a bare
     reference to another inlined rule, a rule used twice, a separated list of references."""
-    from grammask.compiler.dfa import determinize
-    from grammask.compiler.flat_ir import flatten
-    from grammask.compiler.limits import DEFAULT_LIMITS
-    from grammask.compiler.nfa import build_rule_nfa
+    from grammask.compiler.automata.dfa import determinize
+    from grammask.compiler.automata.flat_ir import flatten
+    from grammask.compiler.support.limits import DEFAULT_LIMITS
+    from grammask.compiler.automata.nfa import build_rule_nfa
 
     g = grammar(
         ("root", Seq((RuleRef("item"), Repeat(Seq((Literal(b","), RuleRef("item"))), 0, None),

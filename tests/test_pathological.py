@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from grammask.compiler import compile_json_schema, compile_regex
-from grammask.compiler.cli import main
-from grammask.compiler.errors import BudgetExceeded, GrammarError
-from grammask.compiler.gbnf import parse_gbnf
-from grammask.compiler.json_schema import schema_to_grammar
-from grammask.compiler.limits import Limits
+from grammask.compiler.cli.main import main
+from grammask.compiler.support.errors import BudgetExceeded, GrammarError
+from grammask.compiler.frontends.gbnf import parse_gbnf
+from grammask.compiler.frontends.json_schema import schema_to_grammar
+from grammask.compiler.support.limits import Limits
 from grammask.compiler.pipeline import compile_gbnf, compile_lark
 from grammask.runtime import Matcher, Vocabulary, allocate_token_bitmask
 from grammask.runtime.compiled import CompiledGrammar

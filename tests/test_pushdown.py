@@ -14,15 +14,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.compiler import GrammarError, compile_gbnf, compile_grammar
-from grammask.compiler.gbnf import parse_gbnf
+from grammask.compiler.frontends.gbnf import parse_gbnf
 from grammask.runtime import Matcher, MatcherError, Vocabulary
-from grammask.runtime.earley import EarleyArrays, earley_start, push_bytes
-from grammask.runtime.pushdown_table import PushdownTable
+from grammask.runtime.pushdown.earley import EarleyArrays, earley_start, push_bytes
+from grammask.runtime.pushdown.table import PushdownTable
 
-from .budget import examples
+from .support.budget import examples
 from .test_gbnf_invariants import factor_into_rules
 from .test_invariants import any_pattern, is_eos, mask_of, random_tokenization
-from .vocabularies import small_vocabulary
+from .support.vocabularies import small_vocabulary
 
 JSON_GBNF = Path(__file__).parent / "data" / "gbnf" / "json.gbnf"
 
@@ -99,7 +99,7 @@ def test_tables_are_validated(changes: dict[str, object], message: str) -> None:
 
 @functools.lru_cache(maxsize=256)
 def both_kinds(pattern: str, seed: int):  # type: ignore[no-untyped-def]
-    from grammask.compiler.regex import parse_regex
+    from grammask.compiler.frontends.regex import parse_regex
 
     grammar = factor_into_rules(parse_regex(pattern), seed)
     vocab = small_vocabulary()

@@ -1,7 +1,7 @@
 """The two invariants on context-free grammars, against oracles: random grammars drawn by
 Hypothesis (left and right recursion, ambiguity, nullable rules, nesting), the named grammars
 and the recursive corpus grammars. Masks are compared with a plain-Python Earley recognizer
-(tests/reference_earley.py) token by token; finished walks and sampled strings are also judged
+(tests/support/reference_earley.py) token by token; finished walks and sampled strings are also judged
 by Lark's Earley parser."""
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.compiler import GrammarError, compile_grammar
-from grammask.compiler.gbnf import parse_gbnf
-from grammask.compiler.ir import Grammar
+from grammask.compiler.frontends.gbnf import parse_gbnf
+from grammask.compiler.ir.nodes import Grammar
 from grammask.runtime import Matcher, Vocabulary
 
-from .budget import examples
-from .cfg_strategies import NAMED_GRAMMARS, grammars, sample_string
-from .lark_oracle import lark_parser, parses
-from .reference_earley import ReferenceRecognizer
+from .support.budget import examples
+from .support.cfg_strategies import NAMED_GRAMMARS, grammars, sample_string
+from .support.lark_oracle import lark_parser, parses
+from .support.reference_earley import ReferenceRecognizer
 from .test_invariants import is_eos, mask_of, random_tokenization
-from .vocabularies import small_vocabulary
+from .support.vocabularies import small_vocabulary
 
 GBNF = Path(__file__).parent / "data" / "gbnf"
 CORPUS = ["arithmetic", "c", "json", "json_arr"]
@@ -142,7 +142,7 @@ LARK_RECURSIVE = ["examples/composition/json.lark", "examples/relative-imports/m
 def test_recursive_lark_corpus_against_lark(relpath: str) -> None:
     """Strings generated from the IR are accepted token by token, and constrained walks that
     end are parsed by Lark itself on the original grammar text."""
-    from grammask.compiler.lark_grammar import parse_lark
+    from grammask.compiler.frontends.lark_grammar import parse_lark
 
     from .test_invariants import walk
     from .test_lark_grammar import generated_strings, lark_accepts, load

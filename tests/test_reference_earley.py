@@ -7,13 +7,13 @@ import random
 import time
 
 import pytest
-from grammask.compiler.ir import EMPTY, CharClass, Grammar, Literal, Node, Repeat, Rule
+from grammask.compiler.ir.nodes import EMPTY, CharClass, Grammar, Literal, Node, Repeat, Rule
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lark import Lark
 
-from .budget import examples
-from .cfg_strategies import (
+from .support.budget import examples
+from .support.cfg_strategies import (
     ALPHABET,
     NAMED_GRAMMARS,
     alt,
@@ -24,8 +24,8 @@ from .cfg_strategies import (
     sample_string,
     seq,
 )
-from .lark_oracle import lark_parser, parses, supported
-from .reference_earley import ReferenceRecognizer, partial_utf8_ranges
+from .support.lark_oracle import lark_parser, parses, supported
+from .support.reference_earley import ReferenceRecognizer, partial_utf8_ranges
 
 NON_ASCII = "éê中"  # every non-ASCII character a random grammar can scan
 

@@ -1,4 +1,4 @@
-"""Tests for the regex frontend (grammask.compiler.regex.parse_regex)."""
+"""Tests for the regex frontend (grammask.compiler.frontends.regex.parse_regex)."""
 from __future__ import annotations
 
 import re
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grammask.compiler.errors import BudgetExceeded, GrammarError
-from grammask.compiler.ir import (
+from grammask.compiler.support.errors import BudgetExceeded, GrammarError
+from grammask.compiler.ir.nodes import (
     EMPTY,
     CharClass,
     Choice,
@@ -21,10 +21,10 @@ from grammask.compiler.ir import (
     Span,
     complement_ranges,
 )
-from grammask.compiler.limits import Limits
-from grammask.compiler.regex import parse_regex
+from grammask.compiler.support.limits import Limits
+from grammask.compiler.frontends.regex import parse_regex
 
-from .budget import examples
+from .support.budget import examples
 
 MAX = 0x10FFFF
 

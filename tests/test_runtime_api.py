@@ -18,7 +18,7 @@ from grammask.runtime import (
     unpack_bitmask,
 )
 
-from .vocabularies import allowed_ids
+from .support.vocabularies import allowed_ids
 
 TOKENS = [b"a", b"b", b"ab", b"ba", b"abab", None, b"c"]
 EOS = 5

@@ -9,8 +9,8 @@ import pickle
 import pytest
 
 from grammask.compiler import compile_gbnf
-from grammask.compiler.cli import main
-from grammask.compiler.limits import Limits
+from grammask.compiler.cli.main import main
+from grammask.compiler.support.limits import Limits
 from grammask.runtime import (
     Matcher,
     MatcherBudgetExceeded,
@@ -21,7 +21,7 @@ from grammask.runtime import (
 )
 
 from .test_runtime_safety import JSON_GBNF, state
-from .vocabularies import small_vocabulary
+from .support.vocabularies import small_vocabulary
 
 # Every split of a run of a's is a parse: each byte completes O(n) items, each with O(n)
 # callers, so the work of one step grows with the text.

@@ -26,12 +26,12 @@ from grammask.runtime import (
     apply_token_bitmask_inplace,
     unpack_bitmask,
 )
-from grammask.runtime.token_trie import TokenTrie, token_trie
+from grammask.runtime.vocab.trie import TokenTrie, token_trie
 
-from .budget import examples
+from .support.budget import examples
 from .test_pushdown import anbn_table
 from .test_runtime_api import ab_star
-from .vocabularies import EOS, small_vocabulary
+from .support.vocabularies import EOS, small_vocabulary
 
 JSON_GBNF = (Path(__file__).parent / "data" / "gbnf" / "json.gbnf").read_text(encoding="utf-8")
 REGEX = r'\{"id": [0-9]{1,4}, "tags": \[("[a-z]{1,5}"(, "[a-z]{1,5}")*)?\]\}'

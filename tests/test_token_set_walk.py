@@ -16,15 +16,15 @@ import pytest
 from hypothesis import given, settings
 
 from grammask.compiler import GrammarError, compile_gbnf, compile_grammar
-from grammask.compiler.ir import Grammar
+from grammask.compiler.ir.nodes import Grammar
 from grammask.runtime import Vocabulary
-from grammask.runtime.earley import N_SETS, EarleyArrays, earley_start, push_byte
-from grammask.runtime.pushdown_table import PushdownTable
-from grammask.runtime.pushdown_token_sets import PushdownTokenSets
+from grammask.runtime.pushdown.earley import N_SETS, EarleyArrays, earley_start, push_byte
+from grammask.runtime.pushdown.table import PushdownTable
+from grammask.runtime.pushdown.token_sets import PushdownTokenSets
 
-from .budget import examples
-from .cfg_strategies import NAMED_GRAMMARS, grammars
-from .vocabularies import small_vocabulary
+from .support.budget import examples
+from .support.cfg_strategies import NAMED_GRAMMARS, grammars
+from .support.vocabularies import small_vocabulary
 
 GBNF = Path(__file__).parent / "data" / "gbnf"
 

@@ -1,4 +1,4 @@
-"""Tests for grammask.runtime.vocabulary."""
+"""Tests for grammask.runtime.vocab.vocabulary."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grammask.runtime.vocabulary import Vocabulary
+from grammask.runtime.vocab.vocabulary import Vocabulary
 
 DATA = Path(__file__).parent / "data" / "tokenizers"
 BYTE_LEVEL = DATA / "byte_level_bpe.json"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..diagnostics import SEVERITIES, Diagnostic
-from ..ir import Grammar
-from ..limits import DEFAULT_LIMITS, Limits
+from ..support.diagnostics import SEVERITIES, Diagnostic
+from ..ir.nodes import Grammar
+from ..support.limits import DEFAULT_LIMITS, Limits
 from .ambiguity import analyse_identical_alternatives, analyse_overlapping_literals
 from .common import CODES, nullable_rules
 from .loops import analyse_nullable_loops, analyse_repeat_limits

@@ -2,9 +2,9 @@
 that are prefixes of one another."""
 from __future__ import annotations
 
-from ..diagnostics import Diagnostic
-from ..ir import Automaton, CharClass, Choice, Grammar, Literal, Node, Repeat, RuleRef, walk
-from ..limits import Limits
+from ..support.diagnostics import Diagnostic
+from ..ir.nodes import Automaton, CharClass, Choice, Grammar, Literal, Node, Repeat, RuleRef, walk
+from ..support.limits import Limits
 from .common import diagnostic, fold, show_bytes
 
 __all__ = ["analyse_identical_alternatives", "analyse_overlapping_literals", "structural_keys"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from .. import deadline
-from ..diagnostics import Diagnostic
-from ..ir import (
+from ..support import deadline
+from ..support.diagnostics import Diagnostic
+from ..ir.nodes import (
     Automaton,
     CharClass,
     Choice,
@@ -19,7 +19,7 @@ from ..ir import (
     Seq,
     Span,
 )
-from ..lowering import dependency_order, rule_uses
+from ..ir.graph import dependency_order, rule_uses
 
 T = TypeVar("T")
 

@@ -1,9 +1,9 @@
 """Repetitions: bounds over `Limits.max_repeat`, and loops whose item can match nothing."""
 from __future__ import annotations
 
-from ..diagnostics import Diagnostic
-from ..ir import Grammar, Repeat, walk
-from ..limits import Limits
+from ..support.diagnostics import Diagnostic
+from ..ir.nodes import Grammar, Repeat, walk
+from ..support.limits import Limits
 from .common import diagnostic, nullable_node, nullable_rules
 
 __all__ = ["analyse_nullable_loops", "analyse_repeat_limits"]

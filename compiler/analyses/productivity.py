@@ -6,11 +6,11 @@ undefined rules count as productive here, so one missing definition is reported 
 """
 from __future__ import annotations
 
-from .. import deadline
-from ..diagnostics import Diagnostic
-from ..ir import (Automaton, CharClass, Choice, Grammar, Literal, Node, Repeat, RuleRef, Seq,
+from ..support import deadline
+from ..support.diagnostics import Diagnostic
+from ..ir.nodes import (Automaton, CharClass, Choice, Grammar, Literal, Node, Repeat, RuleRef, Seq,
                   references)
-from ..limits import Limits
+from ..support.limits import Limits
 from .common import diagnostic, nullable_node, nullable_rules, rule_fixpoint
 
 __all__ = ["analyse_productivity", "nullable_node", "nullable_rules", "productive_node",

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections import deque
 
-from ...runtime.dfa_table import DFATable
-from ..diagnostics import Diagnostic
-from ..errors import BudgetExceeded, GrammarError
-from ..ir import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, Seq, walk
-from ..limits import Limits
-from ..lowering import cyclic_components, find_cycle, inline_regular, reachable_rules
+from ...runtime.dfa.table import DFATable
+from ..support.diagnostics import Diagnostic
+from ..support.errors import BudgetExceeded, GrammarError
+from ..ir.nodes import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, Seq, walk
+from ..support.limits import Limits
+from ..ir.graph import cyclic_components, find_cycle, inline_regular, reachable_rules
 from ..pipeline import ir_to_dfa
 from .common import diagnostic, fold, nullable_rules, rule_span
 from .size import estimate_size

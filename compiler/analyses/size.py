@@ -15,10 +15,10 @@ import functools
 from dataclasses import dataclass
 
 from ...runtime.compiled import CompiledGrammar
-from ...runtime.vocabulary import Vocabulary
-from ..diagnostics import Diagnostic
-from ..errors import BudgetExceeded, GrammarError
-from ..ir import (
+from ...runtime.vocab.vocabulary import Vocabulary
+from ..support.diagnostics import Diagnostic
+from ..support.errors import BudgetExceeded, GrammarError
+from ..ir.nodes import (
     Automaton,
     CharClass,
     Choice,
@@ -30,10 +30,10 @@ from ..ir import (
     Seq,
     walk,
 )
-from ..limits import Limits
-from ..lowering import dependency_order, find_cycle, reachable_rules
+from ..support.limits import Limits
+from ..ir.graph import dependency_order, find_cycle, reachable_rules
 from ..pipeline import compile_grammar
-from ..utf8 import utf8_sequences
+from ..ir.utf8 import utf8_sequences
 from .common import diagnostic, fold, rule_span
 
 __all__ = ["SizeEstimate", "analyse_backend", "analyse_size", "analyse_stats", "automata_sizes",

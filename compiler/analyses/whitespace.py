@@ -6,10 +6,10 @@ characters of `\\s` in ASCII).
 """
 from __future__ import annotations
 
-from ..diagnostics import Diagnostic
-from ..ir import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, walk
-from ..limits import Limits
-from ..lowering import reachable_rules
+from ..support.diagnostics import Diagnostic
+from ..ir.nodes import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, walk
+from ..support.limits import Limits
+from ..ir.graph import reachable_rules
 from .common import WHITESPACE, diagnostic, fold, rule_fixpoint
 
 __all__ = ["analyse_json_whitespace", "analyse_unbounded_whitespace", "whitespace_only"]

@@ -1,0 +1,507 @@
+"""The `grammask` command line: `demo`, `compile`, `check` and `lint`, for regexes, GBNF and
+Lark grammars, and JSON Schemas (whose handling is in `cli_schema`).
+
+Exit status: 0 success, 1 `check` found a text that does not match or `lint` found errors,
+2 bad input (a pattern, grammar or schema that does not compile, a missing or unreadable file,
+a bad option). Errors in user input are reported as diagnostics, never as tracebacks.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TypeVar
+
+from ...runtime import Vocabulary
+from ...runtime.compiled import CompiledGrammar
+from ...runtime.vocab.trie import token_trie
+from ..analyses.size import automata_sizes, compile_structure
+from .report import precompute_token_sets, token_sets_line
+from .schema import (
+    SCHEMA_LANGUAGE,
+    add_schema_options,
+    check_automaton,
+    compile_schema,
+    given_schema_options,
+    is_schema,
+    lint_schema_file,
+    schema_options,
+)
+from ..support.diagnostics import Diagnostic, render, render_diagnostic
+from ..support.errors import GrammarError
+from ..ir.nodes import Grammar
+from ..frontends.json_schema.options import JsonSchemaOptions
+from ..support.limits import Limits
+from ..analyses.lint import (
+    EXTENSIONS,
+    LANGUAGES,
+    STDIN,
+    exit_status,
+    format_json,
+    format_sarif,
+    format_text,
+    language_for,
+    lint_file,
+    parse_source,
+    read_source,
+)
+from ..pipeline import compile_grammar, compile_regex, ir_to_dfa
+from ..frontends.regex import parse_regex
+from .check import Automaton, check_text
+
+__all__ = ["main"]
+
+T = TypeVar("T")
+_LANGUAGES = (*LANGUAGES, SCHEMA_LANGUAGE)
+
+
+class InputError(Exception):
+    """Bad user input that is not about a grammar's text: reported as `grammask: error: ...`."""
+
+
+class SourceError(Exception):
+    """A `GrammarError` together with the source it points into, for a diagnostic."""
+
+    def __init__(self, path: str, text: str, error: GrammarError) -> None:
+        super().__init__(str(error))
+        self.path, self.text, self.error = path, text, error
+
+
+@dataclass(frozen=True)
+class Source:
+    """A pattern and where it came from (`<regex>` for --regex)."""
+
+    path: str
+    text: str
+
+
+def _read_text(path: str) -> str:
+    try:
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not valid UTF-8 (byte {exc.start}: {exc.reason})") from None
+
+
+def _read_grammar(path: str) -> str:
+    """The text of a grammar or schema file, read as `grammask lint` reads it (UTF-8, no NUL
+    byte, no BOM); a located error otherwise."""
+    report = read_source(path)
+    if report.rejected:
+        d = report.diagnostics[0]
+        if d.span is None:
+            raise InputError(f"{report.path}: {d.message}")
+        raise SourceError(report.path, report.text, GrammarError(
+            d.message, line=d.span.line, column=d.span.column, code=d.code))
+    return report.text
+
+
+def _pattern_source(regex: str | None, path: str | None) -> Source:
+    if regex is not None and path is not None:
+        raise InputError(f"give either --regex PATTERN or a pattern file, not both ({path})")
+    if regex is not None:
+        return Source("<regex>", regex)
+    if path is None:
+        raise InputError("no pattern: give --regex PATTERN or a FILE.regex")
+    text = _read_grammar(path)
+    text = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
+    return Source(path, text)
+
+
+def _relocate(error: GrammarError, text: str) -> GrammarError:
+    """The error with line:col inside a multi-line pattern (the regex frontend counts the
+    whole pattern as line 1)."""
+    if error.line != 1 or error.column is None or "\n" not in text:
+        return error
+    offset = min(error.column - 1, len(text))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return type(error)(error.message, line=line, column=column, pointer=error.pointer,
+                       source=error.source, code=error.code)
+
+
+def _build(source: Source, build: Callable[[str], T], relocate: bool = True) -> T:
+    """`build(source.text)`, a GrammarError becoming a SourceError (located inside a
+    multi-line regex when `relocate`)."""
+    try:
+        return build(source.text)
+    except GrammarError as exc:
+        raise SourceError(source.path, source.text,
+                          _relocate(exc, source.text) if relocate else exc) from None
+
+
+def parse_limits(pairs: Sequence[str]) -> Limits:
+    """`Limits` from `NAME=VALUE` strings; `InputError` for a malformed pair or unknown name."""
+    known = [f.name for f in fields(Limits)]
+    values: dict[str, int | float] = {}
+    for pair in pairs:
+        name, sep, value = (part.strip() for part in pair.partition("="))
+        if not sep or not name:
+            raise InputError(f"--limit {pair!r}: expected NAME=VALUE, e.g. max_dfa_states=50000")
+        if name not in known:
+            raise InputError(f"--limit {name}: unknown limit; the limits are {', '.join(known)}")
+        kind = float if name == "max_compile_seconds" else int
+        try:
+            values[name] = kind(value)
+        except ValueError:
+            raise InputError(f"--limit {name}={value}: the value must be "
+                             f"{'a number' if kind is float else 'an integer'}") from None
+    try:
+        return Limits(**values)
+    except ValueError as exc:
+        raise InputError(f"--limit: {exc}") from None
+
+
+def load_vocabulary(spec: str) -> tuple[Vocabulary, str]:
+    """The vocabulary for `--vocab`: "default", a tokenizer.json (or its directory), or a
+    .tiktoken file; with a short description."""
+    if spec == "default":
+        return Vocabulary.default(), "default (Qwen2.5)"
+    path = Path(spec)
+    if not path.exists():
+        raise InputError(f"{spec}: no such file (--vocab takes 'default', a tokenizer.json or a"
+                         " .tiktoken file)")
+    try:
+        if path.suffix == ".tiktoken":
+            vocab = Vocabulary.from_tiktoken_file(path)
+        else:
+            vocab = Vocabulary.from_huggingface(path)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InputError(f"{spec}: cannot read a vocabulary: {reason}") from None
+    return vocab, spec
+
+
+def _source(args: argparse.Namespace, path: str | None) -> tuple[Source, str]:
+    """The pattern, grammar or schema to compile (--regex or the file `path`) and its
+    language: --language, else the file's extension (.json: a JSON Schema); other extensions
+    are read as a regex."""
+    language = "regex" if args.regex is not None else args.language
+    if language is None and path is not None:
+        language = SCHEMA_LANGUAGE if is_schema(path, None) else \
+            EXTENSIONS.get(Path(path).suffix.lower())
+    if language in (None, "regex"):
+        return _pattern_source(args.regex, path), "regex"
+    assert path is not None
+    return Source(path, _read_grammar(path)), language
+
+
+def _compile_file(source: Source, language: str, start: str | None, limits: Limits,
+                  compile_: Callable[[Grammar], CompiledGrammar]) -> CompiledGrammar:
+    """The GBNF or Lark grammar of `source` parsed and compiled by `compile_`; errors become
+    diagnostics located in the file."""
+
+    def build(text: str) -> CompiledGrammar:
+        grammar, _notes = parse_source(language, source.path, text, start, limits)
+        return compile_(grammar)
+
+    return _build(source, build, relocate=False)
+
+
+def _schema_options(args: argparse.Namespace, language: str) -> JsonSchemaOptions | None:
+    """The schema options for a schema input, None for another; InputError when schema
+    options are given for a grammar or do not combine."""
+    if language != SCHEMA_LANGUAGE:
+        given = given_schema_options(args)
+        if given:
+            raise InputError(f"{', '.join(given)}: only for JSON Schemas (a .json file or"
+                             " --language jsonschema)")
+        return None
+    try:
+        return schema_options(args)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _warn(source: Source, warnings: list[Diagnostic]) -> None:
+    for diag in warnings:
+        print(render(source.path, source.text, diag), file=sys.stderr)
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    source, language = _source(args, args.file)
+    options = _schema_options(args, language)
+    limits = parse_limits(args.limit)
+    t0 = time.perf_counter()
+    vocab, vocab_name = load_vocabulary(args.vocab)
+    token_trie(vocab)
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    warnings: list[Diagnostic] = []
+    if language == "regex":
+        compiled = _build(source, lambda p: compile_regex(p, vocab, limits=limits))
+    elif options is not None:
+        compiled, warnings = _build(source, lambda t: compile_schema(t, vocab, options, limits),
+                                    relocate=False)
+    else:
+        compiled = _compile_file(source, language, args.start, limits,
+                                 lambda g: compile_grammar(g, vocab, limits=limits))
+    compile_ms = (time.perf_counter() - t0) * 1e3
+    eos = ", ".join(map(str, vocab.eos_token_ids.tolist())) or "none"
+    _warn(source, warnings)
+    print(f"{source.path}: compiled in {compile_ms:.1f} ms")
+    print(f"  backend       {compiled.notes[0] if compiled.notes else compiled.kind}")
+    print(f"  vocabulary    {vocab_name}: {vocab.size:,} ids, {vocab.n_tokens:,} tokens,"
+          f" EOS {eos}; loaded and indexed in {load_s:.2f} s")
+    dfa = compiled.dfa
+    if dfa is not None:
+        print(f"  DFA           {dfa.n_states:,} states ({int(dfa.accepting.sum()):,} accepting),"
+              f" {dfa.n_classes} byte classes, {dfa.nbytes():,} bytes")
+    else:
+        assert compiled.pushdown is not None
+        print(f"  automata      {automata_sizes(compiled)}, {compiled.pushdown.nbytes():,} bytes")
+    if args.precompute:
+        seconds = _build(source, lambda _: precompute_token_sets(compiled, limits))
+        print(f"  token sets    {token_sets_line(compiled.token_sets, seconds)}")
+    else:
+        print("  token sets    computed on first use (--precompute builds them now)")
+    print(f"  memory        {compiled.nbytes():,} bytes in all")
+    return 0
+
+
+def _check_texts(args: argparse.Namespace, positional: list[str]) -> list[tuple[str, str]]:
+    given = positional + list(args.text)
+    texts = [(f"<text {i}>" if len(given) > 1 else "<text>", t) for i, t in enumerate(given, 1)]
+    texts += [(f, _read_text(f)) for f in args.text_file]
+    if not texts:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise InputError("nothing to check: give --text TEXT, TEXT arguments, --text-file"
+                             " FILE, or pipe the text to stdin")
+        texts.append(("<stdin>", _read_text("-")))
+    return texts
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    inputs = list(args.inputs)
+    path = None if args.regex is not None else (inputs.pop(0) if inputs else None)
+    limits = parse_limits(args.limit)
+    source, language = _source(args, path)
+    options = _schema_options(args, language)
+    texts = _check_texts(args, inputs)
+    automaton: Automaton | None
+    if language == "regex":
+        automaton = _build(source, lambda p: ir_to_dfa(parse_regex(p, limits=limits), limits))
+    elif options is not None:
+        automaton, warnings = _build(source, lambda t: check_automaton(t, options, limits),
+                                     relocate=False)
+        _warn(source, warnings)
+    else:
+        compiled = _compile_file(source, language, args.start, limits,
+                                 lambda g: compile_structure(g, limits))
+        automaton = compiled.dfa or compiled.pushdown
+        assert automaton is not None, "a compiled grammar holds a DFA or rule automata"
+    matched = 0
+    for label, text in texts:
+        problem = check_text(automaton, text, limits.runtime())
+        if problem is None:
+            matched += 1
+            print(f"{label}: match")
+        else:
+            print(render_diagnostic(label, text, problem))
+    print(f"{matched} of {len(texts)} {'text matches' if len(texts) == 1 else 'texts match'}")
+    return 0 if matched == len(texts) else 1
+
+
+def _cmd_lint(args: argparse.Namespace) -> int:
+    limits = parse_limits(args.limit)
+    if args.files.count(STDIN) > 1:
+        raise InputError("'-' (stdin) can be given only once")
+    for path in args.files:
+        if is_schema(path, args.language) or (path != STDIN and not Path(path).is_file()):
+            continue
+        try:
+            language_for(path, args.language)
+        except ValueError as exc:
+            raise InputError(f"{exc} (or jsonschema: a JSON Schema, named *.json)") from None
+    try:
+        options = schema_options(args)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    reports = [lint_schema_file(path, options, limits, stats=args.stats)
+               if is_schema(path, args.language)
+               else lint_file(path, args.language, limits, args.start, stats=args.stats)
+               for path in args.files]
+    for report in reports:
+        report.diagnostics = [d for d in report.diagnostics
+                              if d.severity == "error" or d.code not in args.no_warn]
+    formatter = {"text": format_text, "json": format_json, "sarif": format_sarif}[args.format]
+    output = formatter(reports)
+    if output:
+        print(output)
+    return exit_status(reports, args.strict)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    source = Source("<regex>", args.pattern)
+    try:
+        result = _build(source, lambda p: run_demo(args.n, args.seed, p,
+                                                   None if args.json else sys.stdout,
+                                                   schema_n=args.schema_n))
+    except re.error as exc:
+        raise InputError(f"--pattern: Python's re rejects it, so answers cannot be checked:"
+                         f" {exc}") from None
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    return 0
+
+
+def _int_from(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least `minimum`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the `grammask` command."""
+    from .demo import DEFAULT_PATTERN, SCHEMA_N
+
+    parser = argparse.ArgumentParser(
+        prog="grammask", description="Compile grammars to token masks for constrained decoding.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    demo = sub.add_parser("demo", help="sample a toy model with and without a grammar mask",
+                          description="Sample a toy model that mostly answers {\"age\": 42},"
+                          " freely and through a compiled pattern, and compare validity; then"
+                          " one that answers {\"name\": \"Ada\"} in JSON mode and through a"
+                          " strict person schema, and compare what each guarantees.")
+    demo.add_argument("--n", type=_int_from(1), default=200, help="answers per run (200)")
+    demo.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    demo.add_argument("--pattern", default=DEFAULT_PATTERN,
+                      help="regex the answers must fully match (checked with Python's re)")
+    demo.add_argument("--schema-n", type=_int_from(0), default=SCHEMA_N,
+                      help=f"answers per JSON Schema run ({SCHEMA_N}; 0 skips that part)")
+    demo.add_argument("--json", action="store_true", help="print the result as JSON")
+    demo.set_defaults(func=_cmd_demo)
+
+    limit_help = ("override a compile bound, e.g. max_dfa_states=50000 (repeatable; names: "
+                  + ", ".join(f.name for f in fields(Limits)) + ")")
+    comp = sub.add_parser("compile", help="compile a regex, grammar or JSON Schema and print"
+                          " its statistics",
+                          description="Compile a regex, a GBNF/Lark grammar or a JSON Schema"
+                          " against a vocabulary and print the backend it compiles to (a DFA,"
+                          " or rule automata for the pushdown runtime), why, and the"
+                          " statistics. A FILE.regex holds the pattern (one trailing newline"
+                          " is ignored).")
+    comp.add_argument("file", nargs="?", metavar="FILE",
+                      help="file holding the pattern (.regex), grammar (.gbnf, .lark) or JSON"
+                      " Schema (.json)")
+    comp.add_argument("--regex", metavar="PATTERN", help="the pattern itself")
+    comp.add_argument("--vocab", default="default",
+                      help="'default' (Qwen2.5), a tokenizer.json or a .tiktoken file")
+    comp.add_argument("--precompute", action="store_true",
+                      help="compute every state's token set now and report its memory (for"
+                      " a pushdown grammar with a progress bar on stderr)")
+    _grammar_options(comp, limit_help)
+    add_schema_options(comp)
+    comp.set_defaults(func=_cmd_compile)
+
+    check = sub.add_parser("check", help="check texts against a regex, grammar or JSON Schema",
+                           description="Check whether texts fully match a regex, grammar or"
+                           " JSON Schema (byte for byte as a compiled one generates them);"
+                           " for one that does not, report where it stops being a viable"
+                           " prefix. Texts are checked byte by byte; text files verbatim (a"
+                           " trailing newline is part of the text). Exits 1 if any text does"
+                           " not match.")
+    check.add_argument("inputs", nargs="*", metavar="[FILE] TEXT",
+                       help="with --regex: the texts; otherwise the grammar file (.regex,"
+                       " .gbnf, .lark) or JSON Schema (.json), then texts")
+    check.add_argument("--regex", metavar="PATTERN", help="the pattern itself")
+    check.add_argument("--text", action="append", default=[], metavar="TEXT",
+                       help="a text to check (repeatable); with no text at all, stdin is read")
+    check.add_argument("--text-file", action="append", default=[], metavar="FILE",
+                       help="a file whose whole content is one text ('-': stdin; repeatable)")
+    _grammar_options(check, limit_help)
+    add_schema_options(check)
+    check.set_defaults(func=_cmd_check)
+
+    lint = sub.add_parser("lint", help="report problems in grammar and JSON Schema files",
+                          description="Check grammars (.gbnf, .lark, .regex) and JSON Schemas"
+                          " (.json) for errors (undefined or unproductive rules, unsupported"
+                          " keywords, ...), warnings (unused rules or definitions, unbounded"
+                          " whitespace, strings or arrays, ambiguity, state budgets) and notes"
+                          " (recursion, regularity, sizes, required values a model may have"
+                          " to invent); codes are documented in grammask/specs/diagnostics.md."
+                          " Exits 0 without errors, 1 with errors (or warnings with --strict),"
+                          " 2 for unusable input.")
+    lint.add_argument("files", nargs="+", metavar="FILE",
+                      help="grammar or schema files ('-': stdin)")
+    lint.add_argument("--language", choices=_LANGUAGES,
+                      help="the grammar language (default: from the extension; needed for -)")
+    lint.add_argument("--format", choices=("text", "json", "sarif"), default="text",
+                      help="text (default; diagnostics then a summary line, on stdout), json"
+                      " (one object per line) or sarif (a SARIF 2.1.0 log)")
+    lint.add_argument("--strict", action="store_true",
+                      help="exit 1 on warnings too; for a JSON Schema also compile it with"
+                      " --strict and report objects without additionalProperties")
+    lint.add_argument("--no-warn", action="append", default=[], metavar="CODE",
+                      help="leave out warnings and notes with this code (repeatable; errors"
+                      " are always reported)")
+    lint.add_argument("--start", metavar="NAME",
+                      help="start rule (default: root for GBNF, start for Lark)")
+    lint.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
+                      help=limit_help)
+    lint.add_argument("--stats", action="store_true",
+                      help="also compile each grammar (within the limits) and report its"
+                      " backend (dfa or pushdown), why, and the sizes of its automata")
+    add_schema_options(lint, strict=False)
+    lint.set_defaults(func=_cmd_lint)
+    return parser
+
+
+def _grammar_options(parser: argparse.ArgumentParser, limit_help: str) -> None:
+    """--language, --start and --limit, as `compile` and `check` take them."""
+    parser.add_argument("--language", choices=_LANGUAGES,
+                        help="the file's language (default: from its extension, .json being"
+                        " a JSON Schema; other extensions are read as a regex)")
+    parser.add_argument("--start", metavar="NAME",
+                        help="start rule of a grammar (default: root for GBNF, start for Lark)")
+    parser.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
+                        help=limit_help)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the `grammask` command with `argv` (default: sys.argv[1:]); the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    try:
+        return int(args.func(args))
+    except InputError as exc:
+        print(f"grammask: error: {exc}", file=sys.stderr)
+    except SourceError as exc:
+        print(render_diagnostic(exc.path, exc.text, exc.error), file=sys.stderr)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""JSON Schemas on the command line: which inputs are schemas, the schema options of
+`compile`, `check` and `lint`, and compiling, checking against and linting a schema file.
+
+An input is a JSON Schema when `--language jsonschema` is given or, without `--language`, when
+its name ends in `.json` (so `NAME.schema.json` too). Its errors are reported like a grammar's:
+`path:line:col: error: at POINTER: message [code]`, located at the JSON pointer's member name in
+the file (at the offending character of a `pattern`); keywords lenient mode ignores are
+warnings in the same form, on stderr for `compile` and `check`.
+"""
+from __future__ import annotations
+
+import argparse
+from typing import BinaryIO
+
+from ...runtime.compiled import CompiledGrammar
+from ...runtime.vocab.vocabulary import Vocabulary
+from ..analyses.size import compile_structure
+from ..support.diagnostics import Diagnostic
+from ..support.errors import GrammarError
+from ..frontends.json_schema import compile_json_schema, schema_to_grammar
+from ..analyses.json_schema import lint_schema, lenient_warnings, located_error
+from ..frontends.json_schema.options import LAYOUTS, JsonSchemaOptions
+from ..support.limits import Limits
+from ..analyses.lint import STDIN, FileReport, read_source
+from .check import Automaton
+
+__all__ = ["SCHEMA_LANGUAGE", "add_schema_options", "check_automaton", "compile_schema",
+           "given_schema_options", "is_schema", "lint_schema_file", "schema_options"]
+
+SCHEMA_LANGUAGE = "jsonschema"
+
+
+def is_schema(path: str | None, language: str | None) -> bool:
+    """Whether the input `path` read as `language` (None: by extension) is a JSON Schema."""
+    if language is not None:
+        return language == SCHEMA_LANGUAGE
+    return path is not None and path != STDIN and path.lower().endswith(".json")
+
+
+def add_schema_options(parser: argparse.ArgumentParser, *, strict: bool = True) -> None:
+    """The JSON Schema options: --strict (unless the command has its own), --lenient,
+    --whitespace and --indent."""
+    group = parser.add_argument_group("JSON Schema options (for a .json file or --language"
+                                      " jsonschema)")
+    if strict:
+        group.add_argument("--strict", action="store_true",
+                           help="read an absent additionalProperties as false, as"
+                           " structured-output APIs do")
+    group.add_argument("--lenient", action="store_true",
+                       help="ignore unsupported keywords and formats with a warning (the"
+                       " accepted language is then larger) and read an overlapping oneOf as"
+                       " anyOf, instead of failing")
+    group.add_argument("--whitespace", choices=LAYOUTS,
+                       help="whitespace between tokens: flexible (default: any JSON"
+                       " whitespace, at most 24 characters per gap), compact (none) or indent"
+                       " (exactly json.dumps(..., indent=N))")
+    group.add_argument("--indent", type=int, metavar="N",
+                       help="spaces per level for --whitespace indent (default 2; implies it)")
+
+
+def given_schema_options(args: argparse.Namespace, *, strict: bool = True) -> list[str]:
+    """The schema options given on the command line (to refuse them for a grammar)."""
+    given = [("--strict", strict and args.strict), ("--lenient", args.lenient),
+             ("--whitespace", args.whitespace is not None), ("--indent", args.indent is not None)]
+    return [name for name, present in given if present]
+
+
+def schema_options(args: argparse.Namespace) -> JsonSchemaOptions:
+    """The `JsonSchemaOptions` of the command line; ValueError for a bad combination."""
+    whitespace = args.whitespace or ("indent" if args.indent is not None else "flexible")
+    if args.indent is not None and whitespace != "indent":
+        raise ValueError(f"--indent applies to --whitespace indent, not {whitespace}")
+    indent = 2 if args.indent is None else args.indent
+    return JsonSchemaOptions(strict=args.strict, lenient=args.lenient, whitespace=whitespace,
+                             indent=indent)
+
+
+def compile_schema(text: str, vocab: Vocabulary, options: JsonSchemaOptions,
+                   limits: Limits) -> tuple[CompiledGrammar, list[Diagnostic]]:
+    """The schema `text` compiled against `vocab`, and the keywords lenient mode ignored as
+    warnings. Raises GrammarError located in `text`."""
+    try:
+        compiled = compile_json_schema(text, vocab, options=options, limits=limits)
+    except GrammarError as exc:
+        raise located_error(exc, text) from None
+    # compile_json_schema appends the lenient warnings to the one note of compile_grammar
+    return compiled, lenient_warnings(compiled.notes[1:], text)
+
+
+def check_automaton(text: str, options: JsonSchemaOptions,
+                    limits: Limits) -> tuple[Automaton, list[Diagnostic]]:
+    """The automaton that checks texts against the schema `text` (a DFA or rule automata,
+    as `compile` chooses, without token sets), and the keywords lenient mode ignored as warnings.
+    Raises GrammarError located in `text`."""
+    try:
+        grammar, warnings = schema_to_grammar(text, options, limits)
+        compiled = compile_structure(grammar, limits)
+    except GrammarError as exc:
+        if exc.code == "empty-language":
+            exc = GrammarError("no JSON value satisfies this schema, so no text can match",
+                               code="empty-language", pointer="")
+        raise located_error(exc, text) from None
+    automaton = compiled.dfa or compiled.pushdown
+    assert automaton is not None, "a compiled grammar holds a DFA or rule automata"
+    return automaton, lenient_warnings(warnings, text)
+
+
+def lint_schema_file(path: str, options: JsonSchemaOptions, limits: Limits, *,
+                     stats: bool = False, stdin: BinaryIO | None = None) -> FileReport:
+    """Read the schema `path` ('-': stdin) and lint it as `lint_schema` does."""
+    report = read_source(path, limits, stdin)
+    if not report.rejected:
+        report.diagnostics = lint_schema(report.text, report.path, options, limits=limits,
+                                         stats=stats)
+    return report

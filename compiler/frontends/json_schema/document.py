@@ -1,0 +1,253 @@
+"""A JSON Schema document: every subschema addressed by a JSON pointer from the document root,
+with the base URI and anchors needed to resolve `$ref` locally.
+
+Invariants:
+- `at(pointer)` returns the subschema at a pointer that `index` recorded (a dict or a bool);
+  every pointer the translator handles comes from here, so it always exists.
+- Base URIs follow `$id` (and draft-04's `id`) by RFC 3986 resolution against the enclosing
+  base; `$anchor`, `$dynamicAnchor` and fragment-only ids (`"$id": "#foo"`, drafts 6/7) name
+  anchors. A reference resolves to a pointer in this document or raises `GrammarError`
+  (`unsupported-ref` for a remote document, `invalid-ref` for a target that does not exist).
+- Indexing is iterative: nesting depth is bounded by `Limits.max_schema_depth`, not the stack.
+- The document is read by the draft of its root `$schema` (`vocabularies.py`): `at(pointer)`
+  holds only the keywords in force in that draft (`vocabulary`) beside annotations and
+  structure, so a keyword of another draft is an annotation for every reader of the document;
+  the subschemas of such a keyword are indexed only when a reference points into them.
+- Under a draft-03 `$schema` (`draft3`), the schemas of `extends` (a schema or an array),
+  `disallow` and `type` (arrays holding schemas) are subschemas too, and a type name in
+  `disallow`, or in a `type` array that holds a schema, is read as the schema
+  `{"type": name}` at its pointer, so every member of either is one (see `draft3.py`); any
+  other member of such a `type` array is an `invalid-schema` error at its pointer; a string
+  value of `dependencies` is a property name, not a schema.
+"""
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote, urldefrag, urljoin
+
+from ...support.errors import GrammarError
+from ...support.limits import Limits
+from .vocabularies import VOCABULARIES, dialect, in_force
+
+SCHEMA_KEYWORDS = ("additionalProperties", "additionalItems", "items", "contains", "not",
+                   "propertyNames", "unevaluatedItems", "unevaluatedProperties", "if", "then",
+                   "else")
+"""Keywords whose value is one subschema (`items` may also be an array, draft 4-2019)."""
+SCHEMA_ARRAYS = ("allOf", "anyOf", "oneOf", "prefixItems")
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
+               "dependencies")
+LEGACY_DRAFTS = ("draft-03", "draft-04", "draft-06", "draft-07")
+STRUCTURAL = frozenset(("$defs", "definitions"))
+"""Keywords holding subschemas in every draft (only a reference reaches them)."""
+DRAFT3_TYPES = ("null", "boolean", "object", "array", "string", "number", "integer", "any")
+"""The type names of draft 03 (`any`: every value)."""
+DRAFT3_SCHEMAS = ("extends", "type", "disallow")
+"""Draft-03 keywords whose value is a schema or an array (of schemas, or type names)."""
+_DEFAULT_BASE = "https://grammask.invalid/schema.json"
+
+
+def escape(token: str) -> str:
+    """A JSON pointer reference token for `token` (RFC 6901)."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def join(pointer: str, *tokens: str | int) -> str:
+    """`pointer` extended by reference tokens."""
+    return pointer + "".join("/" + escape(str(t)) for t in tokens)
+
+
+def _resolve_uri(base: str, ref: str, where: str) -> tuple[str, str]:
+    """(URI, fragment) of `ref` resolved against `base` (RFC 3986), also for non-hierarchical
+    bases (`urn:`); a GrammarError at `where` for a malformed URI reference."""
+    try:
+        if ref.startswith("#"):
+            return urldefrag(urldefrag(base)[0] + ref)
+        return urldefrag(urljoin(base, ref))
+    except ValueError as exc:
+        raise GrammarError(f"{where}: {ref!r} is not a valid URI reference ({exc})",
+                           code="invalid-schema") from None
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+class SchemaDocument:
+    """An indexed schema document, with its dialect read from the root `$schema`: `dialect`
+    (one of `vocabularies.DRAFTS`) and its `vocabulary` (the keywords in force); `legacy` is
+    true for drafts 3-7 (where `$ref` siblings are ignored), `plain_integers` for drafts 3-4
+    (where an integer has no fraction: `1.0` is not one, and `exclusiveMinimum` is a flag of
+    `minimum`), `draft3` for draft 03 (its `divisibleBy`, `extends`, `disallow`, boolean
+    `required`, schemas and `any` in `type`)."""
+
+    def __init__(self, root: Any, limits: Limits) -> None:
+        if not isinstance(root, (dict, bool)):
+            raise GrammarError(f"a schema must be an object or a boolean, got {type(root).__name__}",
+                               code="invalid-schema")
+        self.root = root
+        self.limits = limits
+        self.schemas: dict[str, Any] = {}
+        self.base: dict[str, str] = {}
+        self.resources: dict[str, str] = {}
+        self.anchors: dict[tuple[str, str], str] = {}
+        self.dialect = dialect(root)
+        self.vocabulary = VOCABULARIES[self.dialect]
+        self.legacy = self.dialect in LEGACY_DRAFTS
+        self.plain_integers = self.dialect in LEGACY_DRAFTS[:2]
+        self.draft3 = self.dialect == LEGACY_DRAFTS[0]
+        self._index("", root, _DEFAULT_BASE, 0)
+
+    def at(self, pointer: str) -> Any:
+        """The subschema at `pointer`, as the document's draft reads it."""
+        return self.schemas[pointer]
+
+    def _indexed(self, key: str) -> bool:
+        """Whether the subschemas under keyword `key` are indexed eagerly."""
+        return key in self.vocabulary or key in STRUCTURAL
+
+    def _index(self, pointer: str, schema: Any, base: str, depth: int) -> None:
+        stack: list[tuple[str, Any, str, int]] = [(pointer, schema, base, depth)]
+        self.resources.setdefault(_DEFAULT_BASE, "")
+        while stack:
+            pointer, schema, base, depth = stack.pop()
+            if depth > self.limits.max_schema_depth:
+                raise self.limits.exceeded("max_schema_depth", depth,
+                                           f"schema nesting at {pointer or '/'}")
+            self.schemas[pointer] = in_force(schema, self.vocabulary)
+            if not isinstance(schema, dict):
+                if not isinstance(schema, bool):
+                    raise GrammarError(f"{pointer or '/'}: a schema must be an object or a "
+                                       f"boolean, got {type(schema).__name__}", code="invalid-schema")
+                self.base[pointer] = base
+                continue
+            base = self._enter(pointer, schema, base)
+            self.base[pointer] = base
+            for key in SCHEMA_KEYWORDS:
+                if key in schema and self._indexed(key):
+                    value = schema[key]
+                    if key == "items" and isinstance(value, list):
+                        stack.extend((join(pointer, key, i), v, base, depth + 1)
+                                     for i, v in enumerate(value))
+                    else:
+                        stack.append((join(pointer, key), value, base, depth + 1))
+            for key in SCHEMA_ARRAYS:
+                if key in schema and self._indexed(key):
+                    value = schema[key]
+                    if not isinstance(value, list):
+                        raise GrammarError(f"{join(pointer, key)}: {key} must be an array of "
+                                           "schemas", code="invalid-schema")
+                    stack.extend((join(pointer, key, i), v, base, depth + 1)
+                                 for i, v in enumerate(value))
+            for key in SCHEMA_MAPS:
+                if key in schema and self._indexed(key):
+                    value = schema[key]
+                    if not isinstance(value, dict):
+                        raise GrammarError(f"{join(pointer, key)}: {key} must be an object",
+                                           code="invalid-schema")
+                    stack.extend((join(pointer, key, name), v, base, depth + 1)
+                                 for name, v in value.items()
+                                 if not (key == "dependencies" and (isinstance(v, list) or (
+                                     self.draft3 and isinstance(v, str)))))
+            if self.draft3:
+                stack.extend((p, v, base, depth + 1)
+                             for p, v in self._draft3(pointer, schema, base))
+
+    def _draft3(self, pointer: str, schema: dict[str, Any], base: str) -> list[tuple[str, Any]]:
+        """The subschemas of the draft-03 keywords of `schema`, to index; a type name in
+        `disallow`, or in a `type` union that holds a schema, is recorded here as the schema
+        `{"type": name}`, so that each member of either is a subschema."""
+        found: list[tuple[str, Any]] = []
+        for key in DRAFT3_SCHEMAS:
+            value = schema.get(key)
+            if isinstance(value, list):
+                members = [(join(pointer, key, i), v) for i, v in enumerate(value)]
+            elif key == "extends" and key in schema or key == "disallow" and isinstance(value, str):
+                members = [(join(pointer, key), value)]
+            elif key == "disallow" and key in schema:
+                raise GrammarError(f"{join(pointer, key)}: disallow must be a type name or an "
+                                   f"array of type names and schemas, got {value!r}",
+                                   code="invalid-schema")
+            else:
+                continue  # a `type` that is no array holds no schema (a lone one is invalid)
+            union = key == "disallow" or (key == "type" and any(isinstance(v, dict)
+                                                                for v in value))
+            for where, member in members:
+                if isinstance(member, dict) or (key == "extends" and isinstance(member, bool)):
+                    found.append((where, member))
+                elif key == "extends" or (union and member not in DRAFT3_TYPES):
+                    raise GrammarError(
+                        f"{where}: {key} must be " + ("a schema or an array of schemas"
+                        if key == "extends" else "a type name (one of "
+                        f"{', '.join(DRAFT3_TYPES)}) or a schema") + f", got {member!r}",
+                        code="invalid-schema")
+                elif union:
+                    self.schemas[where] = {"type": member}
+                    self.base[where] = base
+        return found
+
+    def _enter(self, pointer: str, schema: dict[str, Any], base: str) -> str:
+        """Record the ids and anchors of `schema`; its base URI."""
+        ident = schema.get("$id")
+        if ident is None and self.legacy and isinstance(schema.get("id"), str) \
+                and "$ref" not in schema:
+            ident = schema["id"]
+        if isinstance(ident, str):
+            if ident.startswith("#"):
+                self.anchors[(base, ident[1:])] = pointer
+            else:
+                url, fragment = _resolve_uri(base, ident, join(pointer, "$id"))
+                base = url
+                self.resources.setdefault(url, pointer)
+                if fragment:
+                    self.anchors[(base, fragment)] = pointer
+        for key in ("$anchor", "$dynamicAnchor"):
+            anchor = schema.get(key)
+            if isinstance(anchor, str):
+                self.anchors.setdefault((base, anchor), pointer)
+        return base
+
+    def resolve(self, ref: Any, pointer: str) -> str:
+        """The pointer of the target of `ref`, written in the subschema at `pointer`."""
+        where = join(pointer, "$ref")
+        if not isinstance(ref, str):
+            raise GrammarError(f"{where}: $ref must be a string", code="invalid-schema")
+        url, fragment = _resolve_uri(self.base[pointer], ref, where)
+        if url not in self.resources:
+            raise GrammarError(f"{where}: reference {ref!r} points outside this document "
+                               f"({url}); only local references are supported",
+                               code="unsupported-ref")
+        fragment = unquote(fragment)
+        if fragment and not fragment.startswith("/"):
+            target = self.anchors.get((url, fragment))
+            if target is None:
+                raise GrammarError(f"{where}: no anchor {fragment!r} for reference {ref!r}",
+                                   code="invalid-ref")
+            return target
+        target = self.resources[url]
+        for token in fragment.split("/")[1:] if fragment else ():
+            target = join(target, _unescape(token))
+        if target not in self.schemas:
+            target = self._pointer_into_value(target, where, ref)
+        return target
+
+    def _pointer_into_value(self, target: str, where: str, ref: str) -> str:
+        """Index a pointer into a part of the document that is not a known subschema (a
+        reference into `properties` of an unknown keyword, say), if it holds a schema."""
+        node: Any = self.root
+        for token in target.split("/")[1:]:
+            token = _unescape(token)
+            if isinstance(node, dict) and token in node:
+                node = node[token]
+            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+                node = node[int(token)]
+            else:
+                raise GrammarError(f"{where}: reference {ref!r} does not resolve in this "
+                                   "document", code="invalid-ref")
+        if not isinstance(node, (dict, bool)):
+            raise GrammarError(f"{where}: reference {ref!r} points at a "
+                               f"{type(node).__name__}, not a schema", code="invalid-ref")
+        parent = target.rsplit("/", 1)[0]
+        while parent not in self.base:
+            parent = parent.rsplit("/", 1)[0]
+        self._index(target, node, self.base[parent], target.count("/"))
+        return target

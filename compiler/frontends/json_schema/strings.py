@@ -1,0 +1,346 @@
+"""JSON string literals (RFC 8259) whose decoded value satisfies JSON Schema's string keywords.
+
+`json_string(content, min_length=, max_length=, pattern=)` is the IR of complete literals,
+quotes included, whose decoded value is in `content` (a language over code points, each as its
+UTF-8 bytes; None: any), has between `min_length` and `max_length` code points, and contains a
+match of the ECMA-262 `pattern` (`ecma_regex.ecma_pattern`). Values are strings of Unicode
+scalar values. Each character c of a value may be written:
+- raw, as its UTF-8 bytes, unless c is '"', '\\' or a control character U+0000-U+001F;
+- as a short escape `\\" \\\\ \\/ \\b \\f \\n \\r \\t` for those eight characters;
+- as `\\uXXXX` (hex digits in either case) when c is in the BMP, or as a surrogate pair
+  `\\uD8xx\\uDCxx` (high D800-DBFF then low DC00-DFFF, either case) when c is above U+FFFF.
+An escape is one character for the length. Lone surrogate escapes are never accepted.
+
+Without content and pattern, and with length bounds, the result is plain IR: `"`
+character{min,max} `"` (the grammar's own automaton builds the counter in compiled code, two to
+three times faster than the encoding, for the same minimal states). Otherwise the value
+language (content ∩ pattern ∩ length, the length by `counted`) is determinized and its minimal
+DFA mapped to the literal language (`spellings.json_string_automaton`). When there is a length
+bound and a content or pattern, and that literal automaton exceeds `Limits.max_dfa_states`, it
+is built once more with raw spellings only (relaxation `string-escapes`, `relaxations.py`): every
+character JSON allows raw is written raw, so the hex digit trees that multiply the states go
+away. Only the spelling is restricted; the decoded values are exactly those above, and every
+complement is taken on decoded values, never on these literals. Such an automaton is labelled
+`RAW_SPELLINGS` and `spelling_note` words the note the compiled grammar carries for it.
+
+The result is a minimal `Automaton`, computed once per (content, pattern, bounds, limits), the
+languages compared by object (automata by their interned DFA); the same `Automaton` object is
+returned for each use.
+
+Errors carry `pointer`: bad bounds are `invalid-schema`, no value satisfying the constraints is
+`empty-language`, bounds above `Limits.max_repeat` or automata above `Limits.max_dfa_states`
+(the raw spellings included) are `BudgetExceeded`, and pattern errors are those of
+`ecma_pattern`.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ....runtime.csr import csr_order
+from ....runtime.dfa.table import DFATable
+from ...automata.dfa import trim
+from ...support.errors import BudgetExceeded, GrammarError
+from ...ir.nodes import Automaton, CharClass, Choice, Literal, Node, Repeat, Seq
+from ...automata.language_ops import as_dfa, intersect
+from ...support.limits import DEFAULT_LIMITS, Limits
+from ...automata.minimize import minimize
+from ...automata.nfa import IdentityKey
+from .ecma_regex import ANY_STRING, ecma_pattern
+from .relaxations import relaxation_note
+from .spellings import json_string_automaton
+
+__all__ = ["ANY_STRING", "RAW_SPELLINGS", "chunked_string", "counted", "ecma_pattern",
+           "json_string", "json_string_automaton", "spelling_note"]
+
+RAW_SPELLINGS = "JSON string, raw spellings (string-escapes)"
+"""The label of a literal automaton built in the `string-escapes` domain."""
+
+_QUOTE = Literal(b'"')
+_HEX = CharClass.of([(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)])
+_D = CharClass.of([(0x44, 0x44), (0x64, 0x64)])
+_CHARACTER = Choice((
+    CharClass.of([(0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF)]),
+    Seq((Literal(b"\\"), CharClass.of([(c, c) for c in b'"\\/bfnrt']))),
+    Seq((Literal(b"\\u"), Choice((
+        Seq((CharClass.of([(0x30, 0x39), (0x41, 0x43), (0x45, 0x46), (0x61, 0x63), (0x65, 0x66)]),
+             _HEX, _HEX, _HEX)),
+        Seq((_D, CharClass.of([(0x30, 0x37)]), _HEX, _HEX)),
+        Seq((_D, CharClass.of([(0x38, 0x39), (0x41, 0x42), (0x61, 0x62)]), _HEX, _HEX,
+             Literal(b"\\u"), _D, CharClass.of([(0x43, 0x46), (0x63, 0x66)]), _HEX, _HEX)),
+    )))),
+))
+
+
+def _closure(frontier: np.ndarray, moves: np.ndarray, completes: np.ndarray) -> np.ndarray:
+    """The states reached from `frontier` by moves that do not complete a character."""
+    seen = np.zeros(moves.shape[0], dtype=bool)
+    seen[frontier] = True
+    todo = frontier
+    while todo.size:
+        t = moves[todo][~completes[todo]]
+        t = np.unique(t[t >= 0])
+        todo = t[~seen[t]]
+        seen[todo] = True
+    return np.flatnonzero(seen)
+
+
+@njit(cache=True, nogil=True)
+def _completion_lengths(moves, completes, accepting, cap):  # type: ignore[no-untyped-def]
+    """(shortest, longest): per state, the fewest and the most characters (`completes` moves)
+    read from it to acceptance, longest capped at `cap` (reached when unbounded); -1 in both
+    where acceptance cannot be reached."""
+    n, k = moves.shape
+    source = np.empty(n * k, np.int64)
+    target = np.empty(n * k, np.int64)
+    reads = np.empty(n * k, np.int64)
+    m = 0
+    for s in range(n):
+        for c in range(k):
+            if moves[s, c] >= 0:
+                source[m], target[m], reads[m] = s, moves[s, c], 1 if completes[s, c] else 0
+                m += 1
+    first, order = csr_order(n, target[:m])  # the moves into each state
+    pred = source[:m][order]
+    weight = reads[:m][order]
+    shortest = np.full(n, -1, np.int64)
+    current = np.empty(first[n] + n, np.int64)
+    later = np.empty(first[n] + n, np.int64)
+    n_current = n_later = 0
+    for s in range(n):
+        if accepting[s]:
+            current[n_current] = s
+            n_current += 1
+    d = 0
+    while n_current:
+        while n_current:
+            n_current -= 1
+            v = current[n_current]
+            if shortest[v] >= 0:
+                continue
+            shortest[v] = d
+            for e in range(first[v], first[v + 1]):
+                u = pred[e]
+                if shortest[u] < 0:
+                    if weight[e]:
+                        later[n_later] = u
+                        n_later += 1
+                    else:
+                        current[n_current] = u
+                        n_current += 1
+        current[:n_later] = later[:n_later]
+        n_current, n_later = n_later, 0
+        d += 1
+    pending = np.zeros(n, np.int64)
+    for s in range(n):
+        if shortest[s] >= 0:
+            for c in range(k):
+                if moves[s, c] >= 0 and shortest[moves[s, c]] >= 0:
+                    pending[s] += 1
+    longest = np.full(n, -1, np.int64)
+    best = np.where(accepting, 0, -1)
+    ready = np.empty(n, np.int64)
+    n_ready = 0
+    for s in range(n):
+        if shortest[s] >= 0 and pending[s] == 0:
+            ready[n_ready] = s
+            n_ready += 1
+    while n_ready:
+        n_ready -= 1
+        v = ready[n_ready]
+        longest[v] = min(best[v], cap)
+        for e in range(first[v], first[v + 1]):
+            u = pred[e]
+            if shortest[u] >= 0:
+                best[u] = max(best[u], longest[v] + weight[e])
+                pending[u] -= 1
+                if pending[u] == 0:
+                    ready[n_ready] = u
+                    n_ready += 1
+    for s in range(n):
+        if shortest[s] >= 0 and longest[s] < 0:
+            longest[s] = cap
+    return shortest, longest
+
+
+def counted(values: DFATable, lo: int, hi: int | None, limits: Limits) -> DFATable:
+    """`values` (UTF-8 text) restricted to strings of lo to hi code points (hi None: no upper
+    bound): one copy of each state per number of characters read, capped at lo without hi.
+
+    A move completes a character iff it enters a state at a character boundary, and those are
+    the accepting states and the states with a move on a byte that is not a continuation byte.
+    A copy (c, q) is made only when some accepted completion from q has at most hi - c
+    characters and some has at least lo - c (`_completion_lengths`), so the budget counts no
+    copy the trimmed result would drop (the copies of a hostname's short labels after 200
+    characters, say).
+    """
+    moves = values.transitions
+    starters = np.unique(values.byte_class[np.r_[0:0x80, 0xC0:0x100]])
+    boundary = values.accepting | (moves[:, starters] >= 0).any(axis=1)
+    completes = (moves >= 0) & boundary[np.maximum(moves, 0)]
+    shortest, longest = _completion_lengths(np.array(moves, dtype=np.int32), completes,
+                                            np.array(values.accepting, dtype=np.bool_), lo)
+    levels: list[np.ndarray] = []
+    frontier = np.array([values.start])
+    total = 0
+    while frontier.size:
+        states = _closure(frontier, moves, completes)
+        c = len(levels)
+        if hi is None and c == lo:
+            while True:
+                more = _closure(np.union1d(states, moves[states][completes[states]]), moves,
+                                completes)
+                if more.size == states.size:
+                    break
+                states = more
+        keep = (shortest[states] >= 0) & (c + longest[states] >= lo)
+        if hi is not None:
+            keep &= c + shortest[states] <= hi
+        states = states[keep]
+        levels.append(states)
+        total += states.size
+        if total > limits.max_dfa_states:
+            raise limits.exceeded("max_dfa_states", f"more than {total}",
+                                  "string length counter states")
+        if len(levels) - 1 == (lo if hi is None else hi):
+            break
+        frontier = np.unique(moves[states][completes[states]])
+    offsets = np.cumsum([0] + [q.size for q in levels])
+    position = [np.full(moves.shape[0], -1, dtype=np.int64) for _ in levels]
+    for c, q in enumerate(levels):
+        position[c][q] = offsets[c] + np.arange(q.size)
+    table = np.full((total, moves.shape[1]), -1, dtype=np.int32)
+    accepting = np.zeros(total, dtype=bool)
+    for c, q in enumerate(levels):
+        nxt = c if hi is None and c == lo else c + 1
+        after = position[nxt] if nxt < len(levels) else np.full(moves.shape[0], -1)
+        t = moves[q]
+        safe = np.maximum(t, 0)
+        table[offsets[c]:offsets[c + 1]] = np.where(
+            t < 0, -1, np.where(completes[q], after[safe], position[c][safe]))
+        accepting[offsets[c]:offsets[c + 1]] = values.accepting[q] & (c >= lo)
+    if not total:
+        return trim(values.byte_class, np.full((1, moves.shape[1]), -1, dtype=np.int32),
+                    np.zeros(1, dtype=bool), 0)
+    return minimize(trim(values.byte_class, table, accepting, int(position[0][values.start])))
+
+
+def _bound(value: Any, name: str, pointer: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (
+            isinstance(value, float) and not value.is_integer()):
+        raise GrammarError(f"{name} must be a non-negative integer, got {value!r}",
+                           pointer=pointer, code="invalid-schema")
+    return int(value)
+
+
+def json_string(
+    content: Node | None = None,
+    *,
+    min_length: int = 0,
+    max_length: int | None = None,
+    pattern: str | None = None,
+    pointer: str = "",
+    limits: Limits = DEFAULT_LIMITS,
+) -> Node:
+    """The JSON string literals (quotes included) whose decoded value is in `content` (None:
+    any), has `min_length` to `max_length` code points and contains a match of `pattern`.
+    `pointer` is the JSON pointer attached to every error."""
+    lo = _bound(min_length, "minLength", pointer)
+    hi = None if max_length is None else _bound(max_length, "maxLength", pointer)
+    matches = None if pattern is None else ecma_pattern(pattern, pointer=pointer, limits=limits)
+    if hi is not None and lo > hi:
+        raise GrammarError(f"no string has at least {lo} and at most {hi} characters",
+                           pointer=pointer, code="empty-language")
+    if max(lo, hi or 0) > limits.max_repeat:
+        budget = limits.exceeded("max_repeat", max(lo, hi or 0), "string length bound")
+        raise BudgetExceeded(budget.message, pointer=pointer, code=budget.code)
+    if content is None and matches is None and (lo, hi) != (0, None):
+        return Seq((_QUOTE, Repeat(_CHARACTER, lo, hi), _QUOTE))
+    try:
+        return _literals(_key(content), _key(matches), lo, hi, limits)
+    except BudgetExceeded as exc:
+        raise BudgetExceeded(exc.message, pointer=pointer, code=exc.code) from None
+    except GrammarError as exc:
+        raise GrammarError(exc.message, pointer=pointer, code=exc.code) from None
+
+
+CHUNK = 64
+"""Characters per kept chunk rule of a long unconstrained string (`chunked_string`)."""
+
+CHUNKED_FROM = 512
+"""Length bounds from which an unconstrained string is counted in kept chunk rules."""
+
+
+def chunked_string(lo: int, hi: int | None, kept_rule: Callable[[str, Node], Node]) -> Node:
+    """The JSON string literals of lo to hi (None: any) characters, counted in chunks of
+    CHUNK characters: a call of the kept rule "exactly CHUNK characters" per chunk, then a
+    kept tail rule of the last characters and the closing quote, so no automaton counts past
+    CHUNK and the chunk's token sets serve every chunk. A length m is read as m = j * CHUNK + i
+    with i < CHUNK, one way only; `kept_rule(name, body)` makes (once per name) the rule."""
+    chunk = kept_rule(f"string-chunk-{CHUNK}", Repeat(_CHARACTER, CHUNK, CHUNK))
+
+    def tail(a: int, b: int | None) -> Node:
+        return kept_rule(f"string-tail-{a}-{b if b is not None else 'more'}",
+                         Seq((Repeat(_CHARACTER, a, b), _QUOTE)))
+
+    def chunks(n: int, m: int | None) -> Node:
+        return Repeat(chunk, n, m)
+
+    j0, i0 = divmod(lo, CHUNK)
+    if hi is None:
+        return Seq((_QUOTE, chunks(j0, j0), Choice((
+            tail(i0, CHUNK - 1),
+            Seq((chunk, chunks(0, None), tail(0, CHUNK - 1)))))))
+    q, r = divmod(hi, CHUNK)
+    if j0 == q:
+        return Seq((_QUOTE, chunks(j0, j0), tail(i0, r)))
+    alternatives = [Seq((chunks(j0, j0), tail(i0, CHUNK - 1)))]
+    if q - j0 > 1:
+        alternatives.append(Seq((chunks(j0 + 1, q - 1), tail(0, CHUNK - 1))))
+    alternatives.append(Seq((chunks(q, q), tail(0, r))))
+    return Seq((_QUOTE, Choice(tuple(alternatives))))
+
+
+def _key(node: Node | None) -> IdentityKey | None:
+    """A cache key for a value language: its node, or the DFA of an `Automaton` (interned, so
+    equal automata share one key)."""
+    if node is None:
+        return None
+    return IdentityKey(node.dfa if isinstance(node, Automaton) else node)
+
+
+@functools.lru_cache(maxsize=256)
+def _literals(content: IdentityKey | None, matches: IdentityKey | None, lo: int,
+              hi: int | None, limits: Limits) -> Automaton:
+    """The literal automaton of the values in `content` and `matches` with lo to hi code
+    points, computed once per (value languages, bounds); with raw spellings only when a format,
+    a pattern or removed values make every spelling exceed the budget (`string-escapes`)."""
+    operands = [ANY_STRING] + [k.node for k in (content, matches) if k is not None]
+    values = (as_dfa(ANY_STRING, limits) if len(operands) == 1 else
+              intersect(*operands, limits=limits, label="string value").dfa)
+    if (lo, hi) != (0, None) and not values.is_empty_language:
+        values = counted(values, lo, hi, limits)
+    if values.is_empty_language:
+        raise GrammarError("no string satisfies the length bounds, format and pattern together",
+                           code="empty-language")
+    try:
+        return Automaton(json_string_automaton(values, limits), label="JSON string")
+    except BudgetExceeded:
+        if len(operands) == 1:
+            raise
+    return Automaton(json_string_automaton(values, limits, escape_raw=False), RAW_SPELLINGS)
+
+
+def spelling_note(node: Node | None, pointer: str) -> str | None:
+    """The note for the compiled grammar when `node`, the literals of the string whose keywords
+    are at `pointer`, were restricted to raw spellings (`string-escapes`); else None."""
+    if not (isinstance(node, Automaton) and node.label == RAW_SPELLINGS):
+        return None
+    return relaxation_note(
+        pointer, "string-escapes", "string spellings restricted to raw characters",
+        "with every escape the literal automaton needs more than Limits.max_dfa_states "
+        "states, so characters that JSON allows raw are accepted only raw")

@@ -1,0 +1,264 @@
+"""JSON Schema to grammar IR: one rule per conjunction of subschemas (and nesting depth, for
+the exact-indent layout), built from a work list so that neither deep nor recursive schemas
+recurse in Python.
+
+- `anyOf` distributes over its siblings: (S ∧ anyOf[A, B]) = (S ∧ A) ∨ (S ∧ B), each a new
+  conjunction, and so does a draft-03 `type` union holding a schema
+  (`Collector.alternative`); `oneOf` does the same when its branches are provably disjoint
+  (`disjointness.py`), else each branch also carries the negations of the others,
+  (S ∧ A ∧ ¬B) ∨ (S ∧ B ∧ ¬A), where those are expressible (`negation.py`); otherwise it is
+  an error (or, lenient, read as `anyOf`).
+- `if`/`then`/`else` is (S ∧ I ∧ T) ∨ (S ∧ ¬I ∧ E), the two disjoint by construction; an
+  `if` whose negation is not expressible is an error (lenient: (S ∧ I ∧ T) ∨ (S ∧ E)).
+- A conjunction without pending alternatives is merged (`constraints.py`) and becomes a choice
+  over the JSON types it allows; object and array members refer to the rules of their own
+  conjunctions, which is how `$ref` recursion becomes grammar recursion.
+- The number of rules is bounded by `Limits.max_schema_rules`.
+"""
+from __future__ import annotations
+
+import re
+from collections import deque
+from typing import Any
+
+from ...support import deadline
+from ...support.errors import GrammarError
+from ...ir.nodes import NOTHING, Choice, Grammar, Literal, Node, Rule, RuleRef
+from ...support.limits import Limits
+from .constraints import (
+    NEGATED,
+    Collector,
+    Conjunction,
+    Constraints,
+    conjunction,
+    location,
+    negated,
+)
+from .document import SchemaDocument, join
+from .options import JsonSchemaOptions, Layout
+from .scalars import number_text, string_text
+from .strings import spelling_note
+from .values import canonical
+
+Key = tuple[Conjunction, int]
+
+
+class Translator:
+    """Compiles the conjunctions of one schema document into grammar rules."""
+
+    def __init__(self, doc: SchemaDocument, options: JsonSchemaOptions, limits: Limits) -> None:
+        self.doc = doc
+        self.options = options
+        self.limits = limits
+        self.layout = Layout(options, limits)
+        self.collector = Collector(doc, options.lenient)
+        self.names: dict[Key, str] = {}
+        self.named: set[str] = set()
+        self.bodies: dict[str, Node] = {}
+        self.kept: dict[str, str] = {}
+        self.queue: deque[Key] = deque()
+        self.warnings: list[str] = []
+        self.synthetic: dict[str, str] = {}
+        """Pointers of the schemas `members.py` made, by the canonical value they stand for."""
+        self.string_sets: dict = {}
+        """`string_sets.strings_of`'s languages, by conjunction and side."""
+
+    def grammar(self) -> Grammar:
+        """The grammar of the whole document: its root value and nothing else."""
+        start = self.ref(conjunction([location("")]), 0)
+        while self.queue:
+            deadline.check()
+            key = self.queue.popleft()
+            self.bodies[self.names[key]] = self._body(*key)
+        assert isinstance(start, RuleRef)
+        kept = set(self.kept.values())
+        return Grammar(tuple(Rule(name, body, kept=name in kept)
+                             for name, body in self.bodies.items()), start=start.name)
+
+    def ref(self, conj: Conjunction, depth: int) -> Node:
+        """A reference to the rule of `conj` at `depth` (queued on first use)."""
+        if self.layout.indented and depth > self.options.max_indent_depth:
+            return NOTHING
+        depth = depth if self.layout.indented else 0
+        key = (conj, depth)
+        name = self.names.get(key)
+        if name is None:
+            if len(self.names) >= self.limits.max_schema_rules:
+                raise self.limits.exceeded("max_schema_rules", len(self.names) + 1,
+                                           "grammar rules for the schema's subschemas")
+            name = self._name(conj, depth)
+            self.names[key] = name
+            self.named.add(name)
+            self.queue.append(key)
+        return RuleRef(name)
+
+    def member(self, pointers: list[str], depth: int) -> Node:
+        """The rule of the conjunction of the subschemas at `pointers`."""
+        return self.ref(conjunction([location(p) for p in pointers]), depth)
+
+    def kept_rule(self, hint: str, body: Node) -> RuleRef:
+        """The rule named `hint` with `body`, kept as a rule (`Rule.kept`); made once per
+        translation, so every use of `hint` must mean the same body."""
+        if hint not in self.kept:
+            self.kept[hint] = self.rule(hint, body).name
+        return RuleRef(self.kept[hint])
+
+    def rule(self, hint: str, body: Node) -> RuleRef:
+        """A new rule named after `hint` with the given body (for parts of a subschema that
+        should stay apart, such as the members of a large object)."""
+        if len(self.names) + len(self.bodies) >= 2 * self.limits.max_schema_rules:
+            raise self.limits.exceeded("max_schema_rules", len(self.bodies) + 1,
+                                       "grammar rules for the schema's subschemas")
+        base = re.sub(r"[^a-zA-Z0-9]+", "-", hint).strip("-")[-40:].strip("-") or "part"
+        name, n = base, 1
+        while name in self.bodies or name in self.named:
+            n += 1
+            name = f"{base}-{n}"
+        self.bodies[name] = body
+        return RuleRef(name)
+
+    def warn(self, message: str) -> None:
+        """Record a lenient relaxation."""
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def _name(self, conj: Conjunction, depth: int) -> str:
+        pointer = conj[-1][0] if conj else ""
+        tail = [t for t in pointer.split("/")[1:] if t not in ("properties", "items", "$defs",
+                                                               "definitions")][-2:]
+        base = re.sub(r"[^a-zA-Z0-9]+", "-", "-".join(tail)).strip("-")[-40:].strip("-")
+        base = base or "value"
+        if not self.names:
+            base = "root"
+        name = base if depth == 0 else f"{base}-d{depth}"
+        n = 1
+        while name in self.bodies or name in self.named:
+            n += 1
+            name = f"{base}-{n}" if depth == 0 else f"{base}-d{depth}-{n}"
+        return name
+
+    def _body(self, conj: Conjunction, depth: int) -> Node:
+        parts = self.collector.flatten(conj)
+        if parts is None:
+            return NOTHING
+        for loc in parts:
+            pointer, ignored = loc
+            if NEGATED in ignored:
+                continue
+            keyword = self.collector.alternative(pointer, ignored)
+            if keyword is not None:
+                return self._alternatives(parts, loc, keyword, depth)
+            schema = self.doc.at(pointer)
+            if "if" in schema and "if" not in ignored and ("then" in schema or "else" in schema):
+                return self._conditional(parts, loc, depth)
+        c = self.collector.collect(parts)
+        for w in c.warnings:
+            self.warn(w)
+        return self._typed(c, depth)
+
+    def _alternatives(self, parts: list, loc: tuple[str, frozenset[str]], keyword: str,
+                      depth: int) -> Node:
+        pointer = loc[0]
+        branches = [join(pointer, keyword, i) for i in range(len(self.doc.at(pointer)[keyword]))]
+        rest = remaining(parts, loc, keyword)
+        others: dict[str, list] = {b: [] for b in branches}
+        if keyword == "oneOf":
+            from .disjointness import provably_disjoint
+            from .negation import negatable
+
+            if not provably_disjoint(self, branches, rest):
+                if all(negatable(self, b) for b in branches):
+                    others = {b: [negated(o) for o in branches if o != b] for b in branches}
+                else:
+                    message = (f"{join(pointer, 'oneOf')}: the branches of oneOf may overlap, "
+                               "and exactly-one-of is not expressible here")
+                    if not self.options.lenient:
+                        raise GrammarError(message + "; make them disjoint (for example with a "
+                                           "const discriminator property), use anyOf, or "
+                                           "compile with lenient=True to read it as anyOf",
+                                           code="unsupported-keyword")
+                    self.warn(message + "; read as anyOf (lenient)")
+        alts = [self.ref(conjunction(rest + [location(b), *others[b]]), depth) for b in branches]
+        return Choice(tuple(alts)) if alts else NOTHING
+
+    def _conditional(self, parts: list, loc: tuple[str, frozenset[str]], depth: int) -> Node:
+        from .negation import negatable
+
+        pointer = loc[0]
+        schema = self.doc.at(pointer)
+        rest = remaining(parts, loc, "if", "then", "else")
+        condition = join(pointer, "if")
+        then = [location(join(pointer, "then"))] if "then" in schema else []
+        otherwise = [location(join(pointer, "else"))] if "else" in schema else []
+        if negatable(self, condition):
+            otherwise.append(negated(condition))
+        else:
+            unsupported(self, f"{condition}: the negation of this subschema is not expressible "
+                        "here, so neither is 'else' (supported: conditions that constrain only "
+                        "scalars, array or object sizes on one side, or required properties)")
+        alts = (self.ref(conjunction(rest + [location(condition), *then]), depth),
+                self.ref(conjunction(rest + otherwise), depth))
+        return Choice(alts)
+
+    def _typed(self, c: Constraints, depth: int) -> Node:
+        if c.nots:
+            from .negation import apply_nots
+
+            apply_nots(self, c)
+        if c.values is not None:
+            from .members import member_nodes
+
+            alts = member_nodes(self, c, depth)
+            return Choice(tuple(alts)) if alts else NOTHING
+        alts: list[Node] = []
+        if "null" in c.types:
+            alts.append(Literal(b"null"))
+        if "boolean" in c.types:
+            alts.extend(Literal(b"true" if v else b"false") for v in (True, False)
+                        if canonical(v) not in c.excluded_values)
+        if c.numbers:
+            node = number_text(self, c)
+            if node is not None:
+                alts.append(node)
+        if "string" in c.types:
+            node = string_text(self, c)
+            if node is not None:
+                alts.append(node)
+                if (note := spelling_note(node, c.string_pointer)) is not None:
+                    self.warn(note)
+        if "array" in c.types:
+            from .arrays import array_node
+
+            node = array_node(self, c, depth)
+            if node is not None:
+                alts.append(node)
+        if "object" in c.types:
+            from .objects import object_node
+
+            node = object_node(self, c, depth)
+            if node is not None:
+                alts.append(node)
+        return Choice(tuple(alts)) if alts else NOTHING
+
+
+def remaining(parts: list, loc: tuple[str, frozenset[str]], *keywords: str) -> list:
+    """The flattened conjunction `parts` without `keywords` at `loc` (already expanded, so
+    `$ref` and `allOf` are ignored everywhere)."""
+    pointer, ignored = loc
+    expanded = {"$ref", "allOf"}
+    rest = [(p, i if NEGATED in i else i | expanded) for p, i in parts if (p, i) != loc]
+    rest.append((pointer, ignored | expanded | set(keywords)))
+    return rest
+
+
+def unsupported(t: Translator, message: str, code: str = "unsupported-keyword") -> None:
+    """Raise for an unsupported construct, or record a warning when lenient."""
+    if not t.options.lenient:
+        raise GrammarError(message + "; compile with lenient=True to ignore it (the output may "
+                           "then violate it)", code=code)
+    t.warn(message + "; ignored (lenient)")
+
+
+def schema_value(t: Translator, pointer: str) -> Any:
+    """The subschema at `pointer`."""
+    return t.doc.at(pointer)

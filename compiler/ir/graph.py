@@ -1,0 +1,274 @@
+"""Grammar → one expression, for grammars whose language needs no stack.
+
+A grammar with no recursion among the rules reachable from its start is regular: substituting
+every rule reference by the rule's (already substituted) body gives a single IR expression that
+the DFA path compiles. Bodies are shared, not copied, so the result is a DAG whose size is the
+grammar's; the NFA and DFA budgets bound what expanding it may cost. Recursive grammars are
+reported with the cycle that makes them so. The rules each rule refers to are computed once per
+grammar (`rule_uses`, remembered for the grammar last asked about), each shared sub-expression
+visited once.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+from ..support import deadline
+from ..support.errors import GrammarError
+from .nodes import Choice, Grammar, Node, Repeat, RuleRef, Seq, Span, children
+
+T = TypeVar("T")
+
+
+def _error(message: str, span: Span | None, code: str) -> GrammarError:
+    return GrammarError(
+        message,
+        line=span.line if span else None,
+        column=span.column if span else None,
+        source=span.source if span else None,
+        code=code,
+    )
+
+
+def first_references(node: Node) -> list[RuleRef]:
+    """The first reference to each rule name in `node`, in source order (a shared
+    sub-expression is visited once)."""
+    seen: set[int] = set()
+    names: set[str] = set()
+    found: list[RuleRef] = []
+    stack = [node]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        n = pop()
+        kind = type(n)
+        if kind is RuleRef:
+            if n.name not in names:  # type: ignore[attr-defined]
+                names.add(n.name)  # type: ignore[attr-defined]
+                found.append(n)  # type: ignore[arg-type]
+            continue
+        if kind is Seq:
+            kids = n.items  # type: ignore[attr-defined]
+        elif kind is Choice:
+            kids = n.alternatives  # type: ignore[attr-defined]
+        elif kind is Repeat:
+            kids = (n.item,)  # type: ignore[attr-defined]
+        else:
+            continue
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if not len(seen) & 4095:
+            deadline.check()
+        push(kids[::-1])
+    return found
+
+
+_memo = threading.local()
+
+
+def per_grammar(grammar: Grammar, name: str, compute: Callable[[Grammar], T]) -> T:
+    """`compute(grammar)`, remembered under `name` for the grammar last asked about (per
+    thread): one compile asks the same questions of one grammar many times."""
+    last: tuple[weakref.ref[Grammar], dict[str, Any]] | None = getattr(_memo, "last", None)
+    if last is None or last[0]() is not grammar:
+        last = _memo.last = (weakref.ref(grammar), {})
+    if name not in last[1]:
+        last[1][name] = compute(grammar)
+    value: T = last[1][name]
+    return value
+
+
+def rule_uses(grammar: Grammar) -> dict[str, list[RuleRef]]:
+    """Per rule name, `first_references` of its body."""
+    return per_grammar(grammar, "uses",
+                       lambda g: {r.name: first_references(r.body) for r in g.rules})
+
+
+def reachable_rules(grammar: Grammar) -> list[str]:
+    """Names of the defined rules reachable from the start, in discovery order."""
+    rules = grammar.by_name
+    if grammar.start not in rules:
+        return []
+    uses = rule_uses(grammar)
+    order = [grammar.start]
+    seen = {grammar.start}
+    i = 0
+    while i < len(order):
+        for ref in uses[order[i]]:
+            if ref.name in rules and ref.name not in seen:
+                seen.add(ref.name)
+                order.append(ref.name)
+        i += 1
+    return order
+
+
+def dependency_order(grammar: Grammar) -> list[str]:
+    """Reachable rules, each after the rules it references (back edges of cycles ignored)."""
+    rules = grammar.by_name
+    refs = rule_uses(grammar)
+
+    def uses(name: str) -> Iterator[str]:
+        return iter([r.name for r in refs[name]])
+
+    if grammar.start not in rules:
+        return []
+    order: list[str] = []
+    state = {grammar.start: 1}
+    stack = [(grammar.start, uses(grammar.start))]
+    while stack:
+        name, it = stack[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            stack.pop()
+            state[name] = 2
+            order.append(name)
+        elif nxt in rules and nxt not in state:
+            state[nxt] = 1
+            stack.append((nxt, uses(nxt)))
+    return order
+
+
+def find_cycle(grammar: Grammar) -> list[str] | None:
+    """A cycle of rule references reachable from the start (first name repeated at the end),
+    or None when the reachable rules are not recursive."""
+    rules = grammar.by_name
+    uses = rule_uses(grammar)
+    state: dict[str, int] = {}
+    for root in reachable_rules(grammar):
+        if root in state:
+            continue
+        path: list[str] = [root]
+        iters = [iter(uses[root])]
+        state[root] = 1
+        while iters:
+            ref = next(iters[-1], None)
+            if ref is None:
+                state[path.pop()] = 2
+                iters.pop()
+                continue
+            name = ref.name
+            if name not in rules:
+                continue
+            if state.get(name) == 1:
+                return path[path.index(name):] + [name]
+            if name not in state:
+                state[name] = 1
+                path.append(name)
+                iters.append(iter(uses[name]))
+    return None
+
+
+def cyclic_components(graph: dict[str, list[str]], order: list[str]) -> list[list[str]]:
+    """The strongly connected components of `graph` that contain a cycle (Tarjan's algorithm,
+    without recursion), roots visited in `order`."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in order:
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(graph[w])))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1 or v in graph[v]:
+                    found.append(comp)
+    return found
+
+
+def substitute(node: Node, resolved: dict[str, Node]) -> Node:
+    """`node` with each reference to a name in `resolved` replaced by `resolved[name]` (other
+    references kept), rebuilt without recursion."""
+    memo: dict[int, Node] = {}
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        n, ready = stack.pop()
+        if id(n) in memo:
+            continue
+        if isinstance(n, RuleRef):
+            memo[id(n)] = resolved.get(n.name, n)
+            continue
+        kids = children(n)
+        if not kids:
+            memo[id(n)] = n
+            continue
+        if not len(memo) & 4095:
+            deadline.check()
+        if not ready:
+            stack.append((n, True))
+            stack.extend((k, False) for k in kids)
+            continue
+        new = tuple(memo[id(k)] for k in kids)
+        if all(a is b for a, b in zip(new, kids)):
+            memo[id(n)] = n
+        elif isinstance(n, Seq):
+            memo[id(n)] = Seq(new, n.span)
+        elif isinstance(n, Choice):
+            memo[id(n)] = Choice(new, n.span)
+        else:
+            assert isinstance(n, Repeat)
+            memo[id(n)] = Repeat(new[0], n.min, n.max, n.span)
+    return memo[id(node)]
+
+
+def check_references(grammar: Grammar) -> None:
+    """Raise GrammarError for a missing start rule or a reachable undefined reference."""
+    rules = grammar.by_name
+    if grammar.start not in rules:
+        raise _error(f"start rule '{grammar.start}' is not defined", None, "missing-start")
+    uses = rule_uses(grammar)
+    for name in reachable_rules(grammar):
+        for ref in uses[name]:
+            if ref.name not in rules:
+                raise _error(f"rule '{ref.name}' is not defined (referenced in '{name}')",
+                             ref.span, "undefined-rule")
+
+
+def inline_regular(grammar: Grammar) -> Node:
+    """The start rule as one expression with every reference inlined.
+
+    Raises GrammarError for a missing start rule, an undefined reference, or recursion
+    (code `recursive-grammar`: such grammars need the pushdown runtime).
+    """
+    check_references(grammar)
+    rules = grammar.by_name
+    cycle = find_cycle(grammar)
+    if cycle is not None:
+        raise _error(
+            "recursive grammar: " + " -> ".join(cycle)
+            + "; its language is not regular, so it compiles for the pushdown runtime, not to a DFA",
+            rules[cycle[0]].span,
+            "recursive-grammar",
+        )
+    resolved: dict[str, Node] = {}
+    for name in dependency_order(grammar):
+        deadline.check()
+        resolved[name] = substitute(rules[name].body, resolved)
+    return resolved[grammar.start]

@@ -1,0 +1,484 @@
+"""Grammar → rule automata with calls (`PushdownTable`), for languages that need a stack.
+
+Which rules stay rules: the start rule and, in each group of mutually recursive rules, enough
+rules to break every cycle (a finite automaton cannot count their nesting), chosen so that
+rule ends are rare (see `choose_kept`); every other rule is inlined into its callers, so
+strings, numbers and whitespace become plain byte transitions inside the rule that uses them.
+The costs come from the grammar itself (`rule_summaries`, `end_cost`: first and last bytes,
+nullability and follow sets of the rules, computed only when a recursive group has several
+rules), so the automata are built once; which rules are productive, from `productive_among`.
+With `keep_all`, every reachable rule stays a rule (for grammars whose fully inlined automaton
+is too large).
+
+Each kept rule's body becomes a Thompson NFA whose references to kept rules are call edges; a
+call of the rule itself in tail position (nothing can follow it) becomes a jump back to the
+rule's start, so right recursion runs as a loop. All rules share one byte-class partition;
+each is determinized and minimized with the call columns kept apart from the byte columns
+(bounded repetitions of one-byte classes counted, `counted.py`, where that is exact).
+References to unproductive rules are dropped (they can never complete). The states budget is
+checked after each rule automaton, so an oversized grammar fails before the rest are built.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import functools
+import threading
+from collections.abc import Callable, Iterable, Mapping
+
+import numpy as np
+from numba import njit
+
+from ...runtime.dfa.table import DFATable
+from ...runtime.pushdown.table import PushdownTable
+from ..support import deadline
+from ..analyses.common import fold, rule_fixpoint, rule_worklist
+from ..analyses.productivity import productive_node
+from ..automata.counted import counted_or_nfa
+from ..automata.dfa import Table, byte_classes, merge_columns, subset_table
+from ..support.errors import BudgetExceeded, GrammarError
+from ..automata.flat_ir import NO_INLINE, FlatIR, flatten
+from ..ir.nodes import (
+    Automaton,
+    CharClass,
+    Choice,
+    Grammar,
+    Literal,
+    Node,
+    Repeat,
+    RuleRef,
+    Seq,
+)
+from ..support.limits import DEFAULT_LIMITS, Limits
+from ..ir.graph import (
+    check_references,
+    cyclic_components,
+    per_grammar,
+    reachable_rules,
+    rule_uses,
+)
+from ..automata.minimize import minimal
+from ..automata.nfa import CALL, NFA
+from ..ir.utf8 import utf8_sequences
+
+NOTHING = CharClass(())
+
+
+def _closes_cycle(name: str, nodes: set[str], graph: dict[str, list[str]]) -> bool:
+    """Whether adding `name` to `nodes` (whose references form no cycle) makes a cycle, that
+    is, whether `name` reaches itself through `nodes`."""
+    seen: set[str] = set()
+    stack = [m for m in graph[name] if m in nodes or m == name]
+    while stack:
+        m = stack.pop()
+        if m == name:
+            return True
+        if m not in seen:
+            seen.add(m)
+            stack.extend(x for x in graph[m] if x in nodes or x == name)
+    return False
+
+
+def choose_kept(grammar: Grammar, order: list[str],
+                cost: Callable[[], dict[str, float]]) -> list[str]:
+    """The start rule, the rules marked `kept`, and, per recursive component, a set of rules
+    that breaks every cycle, built by inlining the costliest rules first while the inlined
+    ones stay acyclic. `cost()` gives the costs; it is asked only when a component has more
+    than one rule (a rule that calls only itself is kept whatever it costs).
+
+    A kept rule's end is where a token may have to be checked against the real stack, so the
+    cheapest rules to keep are those whose strings end with few bytes and are followed by few
+    bytes (the closing bracket of an object, not the last digit of any value)."""
+    uses = rule_uses(grammar)
+    listed = set(order)
+    graph = {name: [r.name for r in uses[name] if r.name in listed] for name in order}
+    position = {name: i for i, name in enumerate(order)}
+    keep = [grammar.start, *(r.name for r in grammar.rules if r.kept and r.name in listed)]
+    costs: dict[str, float] = {}
+    for comp in cyclic_components(graph, order):
+        inlined: set[str] = set()
+        if len(comp) > 1 and not costs:
+            costs = cost()
+        for name in sorted(comp, key=lambda n: (-costs.get(n, 0.0), position[n])):
+            deadline.check()
+            if name not in keep and not _closes_cycle(name, inlined, graph):
+                inlined.add(name)
+        keep += [name for name in comp if name not in inlined and name != grammar.start]
+    return sorted(set(keep), key=position.__getitem__)
+
+
+def inlined_bodies(grammar: Grammar, keep: list[str], order: list[str]) -> dict[str, Node]:
+    """What a reference stands for in the kept rules' automata: the body of every rule of
+    `order` (the reachable productive rules) that is not kept, and nothing for a rule outside
+    `order` (unproductive: it derives nothing)."""
+    kept, productive = set(keep), set(order)
+    bodies: dict[str, Node] = {r.name: NOTHING for r in grammar.rules if r.name not in productive}
+    bodies.update((r.name, r.body) for r in grammar.rules
+                  if r.name in productive and r.name not in kept)
+    return bodies
+
+
+Summary = tuple[bool, bool, int, int]
+"""(productive, nullable, first bytes, last bytes) of an expression; byte sets as 256-bit ints."""
+
+_UNPRODUCTIVE: Summary = (False, False, 0, 0)
+_EMPTY: Summary = (True, True, 0, 0)
+
+
+def _bits(ranges: Iterable[tuple[int, int]]) -> int:
+    out = 0
+    for lo, hi in ranges:
+        out |= ((1 << (hi - lo + 1)) - 1) << lo
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _class_ends(ranges: tuple[tuple[int, int], ...]) -> tuple[int, int]:
+    """(first bytes, last bytes) of the UTF-8 encodings of a character class."""
+    seqs = [seq for lo, hi in ranges for seq in utf8_sequences(lo, hi)]
+    return _bits(seq[0] for seq in seqs), _bits(seq[-1] for seq in seqs)
+
+
+def _leaf_summary(n: Node) -> Summary:
+    if isinstance(n, Literal):
+        return True, False, 1 << n.data[0], 1 << n.data[-1]
+    if isinstance(n, CharClass):
+        return (True, False, *_class_ends(n.ranges)) if n.ranges else _UNPRODUCTIVE
+    assert isinstance(n, Automaton)
+    return _automaton_summary(n.dfa)
+
+
+@functools.lru_cache(maxsize=256)
+def _automaton_summary(d: DFATable) -> Summary:
+    if d.is_empty_language:
+        return _UNPRODUCTIVE
+    moved = d.transitions >= 0
+    into_accepting = moved & d.accepting[np.where(moved, d.transitions, 0)]
+    first = _bits((b, b) for b in np.flatnonzero(moved[d.start][d.byte_class]).tolist())
+    last = _bits((b, b) for b in np.flatnonzero(into_accepting.any(axis=0)[d.byte_class]).tolist())
+    return True, bool(d.accepting[d.start]), first, last
+
+
+def _summary(node: Node, rules: dict[str, Summary], memo: dict[int, Summary]) -> Summary:
+    """The summary of `node` given those of the rules (a missing rule derives nothing)."""
+
+    def combine(n: Node, kids: list[Summary]) -> Summary:
+        kind = type(n)
+        if kind is RuleRef:
+            return rules.get(n.name, _UNPRODUCTIVE)  # type: ignore[union-attr]
+        if kind is Seq:
+            first = last = 0
+            nullable = True
+            for k in kids:
+                if not k[0]:
+                    return _UNPRODUCTIVE
+                if nullable:
+                    first |= k[2]
+                    nullable = k[1]
+            for k in reversed(kids):
+                last |= k[3]
+                if not k[1]:
+                    break
+            return True, nullable, first, last
+        if kind is Choice:
+            alive = nullable = False
+            first = last = 0
+            for k in kids:
+                if k[0]:
+                    alive = True
+                    nullable = nullable or k[1]
+                    first |= k[2]
+                    last |= k[3]
+            return (True, nullable, first, last) if alive else _UNPRODUCTIVE
+        if kind is Repeat:
+            (item,) = kids
+            if n.max == 0 or not item[0]:  # type: ignore[union-attr]
+                return _EMPTY if n.min == 0 else _UNPRODUCTIVE  # type: ignore[union-attr]
+            return True, n.min == 0 or item[1], item[2], item[3]  # type: ignore[union-attr]
+        return _leaf_summary(n)
+
+    return fold(node, combine, memo)
+
+
+def rule_summaries(grammar: Grammar, names: list[str]
+                   ) -> tuple[dict[str, Summary], dict[str, dict[int, Summary]]]:
+    """The summary of each rule of `names` (a set closed under references, e.g. the reachable
+    rules) as a least fixpoint, and per rule the summaries of its body's nodes by id."""
+    rules = grammar.by_name
+    users, work = rule_worklist(grammar, names)
+    summary: dict[str, Summary] = {}
+    memos: dict[str, dict[int, Summary]] = {}
+    queued = set(work)
+    while work:
+        name = work.pop()
+        queued.discard(name)
+        memos[name] = {}
+        value = _summary(rules[name].body, summary, memos[name])
+        if summary.get(name) != value:
+            summary[name] = value
+            for user in users[name]:
+                if user not in queued:
+                    queued.add(user)
+                    work.append(user)
+    return summary, memos
+
+
+def productive_among(grammar: Grammar, names: list[str]) -> set[str]:
+    """The productive rules of `names` (a list closed under references, e.g. the reachable
+    rules), as a least fixpoint; `productive_node` short-circuits, so this looks at far fewer
+    nodes than `rule_summaries`."""
+    return rule_fixpoint(grammar, productive_node, names)
+
+
+def end_cost(grammar: Grammar, order: list[str], summary: dict[str, Summary],
+             memos: dict[str, dict[int, Summary]]) -> dict[str, float]:
+    """Per rule of `order` (the reachable productive rules, with their `rule_summaries`):
+    (bytes that can end it) x (bytes that can follow it), both from the grammar with every rule
+    of `order` kept as a rule."""
+    rules = grammar.by_name
+    follow = dict.fromkeys(order, 0)
+    tails: list[tuple[str, str]] = []
+    for name in order:
+        memo = memos[name]
+        stack: list[tuple[Node, int, bool]] = [(rules[name].body, 0, True)]
+        seen: set[tuple[int, int, bool]] = set()
+        while stack:
+            n, after, tail = stack.pop()
+            if isinstance(n, (Literal, CharClass, Automaton)) or not memo[id(n)][0]:
+                continue
+            if not isinstance(n, RuleRef):
+                if (id(n), after, tail) in seen:
+                    continue
+                seen.add((id(n), after, tail))
+            if isinstance(n, RuleRef):
+                follow[n.name] |= after
+                if tail:
+                    tails.append((name, n.name))
+            elif isinstance(n, Choice):
+                stack.extend((alt, after, tail) for alt in n.alternatives)
+            elif isinstance(n, Repeat) and n.max != 0:
+                again = memo[id(n.item)][2] if n.max is None or n.max > 1 else 0
+                stack.append((n.item, after | again, tail))
+            elif isinstance(n, Seq):
+                for item in reversed(n.items):
+                    stack.append((item, after, tail))
+                    item_first, item_nullable = memo[id(item)][2], memo[id(item)][1]
+                    after = item_first | (after if item_nullable else 0)
+                    tail = tail and item_nullable
+    changed = True
+    while changed:
+        changed = False
+        for caller, callee in tails:
+            grown = follow[callee] | follow[caller]
+            if grown != follow[callee]:
+                follow[callee], changed = grown, True
+    return {name: float(max(1, summary[name][3].bit_count()) * max(1, follow[name].bit_count()))
+            for name in order}
+
+
+def eliminate_tail_self_calls(nfa: NFA, symbol: int) -> NFA:
+    """`nfa` with each call edge on `symbol` whose target can only finish (its epsilon closure
+    holds the accept state and no edges) turned into an epsilon edge back to the start."""
+    calls = np.flatnonzero(nfa.edge_lo == symbol)
+    tail = [j for j in calls.tolist() if _only_finishes(nfa, int(nfa.edge_to[j]))]
+    if not tail:
+        return nfa
+    n = nfa.n_states
+    src = np.repeat(np.arange(n), np.diff(nfa.edge_off))
+    keep = np.ones(len(src), dtype=bool)
+    keep[tail] = False
+    eps_src = np.repeat(np.arange(n), np.diff(nfa.eps_off))
+    return NFA.from_arrays(n, src[keep], nfa.edge_lo[keep], nfa.edge_hi[keep],
+                           nfa.edge_to[keep], np.concatenate((eps_src, src[tail])),
+                           np.append(nfa.eps_to, [nfa.start] * len(tail)), nfa.start,
+                           nfa.accept)
+
+
+def _only_finishes(nfa: NFA, state: int) -> bool:
+    tail = nfa.epsilon_closure({state})
+    return nfa.accept in tail and not any(nfa.edge_off[q + 1] > nfa.edge_off[q] for q in tail)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RuleDFA:
+    """One kept rule's automaton (minimal but for counted repetitions, `counted.py`): columns
+    are its own byte classes (`table.byte_class`, no two with equal columns), then one per
+    rule it calls (`called`, in that order)."""
+
+    table: Table
+    called: tuple[str, ...]
+
+
+_RULE_DFAS: collections.OrderedDict[tuple[object, ...], RuleDFA] = collections.OrderedDict()
+_RULE_DFAS_SIZE = 512
+_rule_dfas_lock = threading.Lock()
+
+
+def clear_rule_dfas() -> None:
+    """Forget the rule automata kept across compiles."""
+    with _rule_dfas_lock:
+        _RULE_DFAS.clear()
+
+
+def rule_dfa(name: str, body: Node, limits: Limits,
+             inline: Mapping[str, Node] = NO_INLINE) -> RuleDFA:
+    """The automaton of rule `name` with body `body`, whose references to the rules of
+    `inline` stand for their bodies and whose other references are calls. Cached by the
+    flattened body (`FlatIR.key`), so a rule met again in a later compile (the "any JSON
+    value" rule of most schemas, say) costs one flattening."""
+    flat = flatten(body, limits, None, inline)
+    key = (name, flat.key(), limits)
+    with _rule_dfas_lock:
+        hit = _RULE_DFAS.get(key)
+        if hit is not None:
+            _RULE_DFAS.move_to_end(key)
+            return hit
+    table, called = _rule_table(name, flat, limits), flat.called
+    built = RuleDFA(table, called)
+    with _rule_dfas_lock:
+        _RULE_DFAS[key] = built
+        if len(_RULE_DFAS) > _RULE_DFAS_SIZE:
+            _RULE_DFAS.popitem(last=False)
+    return built
+
+
+def _rule_table(name: str, flat: FlatIR, limits: Limits) -> Table:
+    """The automaton of a flattened rule body, bounded repetitions of one-byte classes counted
+    (`counted.py`) where their counts can be told apart, else copied and minimized."""
+    called = flat.called
+    built = counted_or_nfa(flat, limits, lambda nfa: _tail_loops(nfa, name, called))
+    if not isinstance(built, NFA):
+        return built
+    classes = byte_classes(built)
+    return minimal(classes, *subset_table(built, classes, len(called), limits), 0,
+                   n_calls=len(called))
+
+
+def _tail_loops(nfa: NFA, name: str, called: tuple[str, ...]) -> NFA:
+    return eliminate_tail_self_calls(nfa, CALL + called.index(name)) if name in called else nfa
+
+
+SMALL_LEAF_STATES = 64
+"""A rule that references no other rule and whose automaton has at most this many states is
+inlined even when rules are otherwise kept (`inline_leaves`)."""
+
+
+def build_pushdown(
+    grammar: Grammar, limits: Limits = DEFAULT_LIMITS, *, keep_all: bool = False,
+    inline_leaves: bool = False,
+) -> PushdownTable:
+    """The rule automata of `grammar`; GrammarError for a missing start rule, an undefined
+    reference or an empty language, BudgetExceeded past `limits`. With `keep_all`, every
+    reachable rule stays a rule, except, with `inline_leaves`, small rules that use no other
+    (strings, numbers: each end of a kept rule is a place where tokens must be checked against
+    the real stack, so keeping those would make most tokens stack-dependent)."""
+    check_references(grammar)
+    reachable = reachable_rules(grammar)
+    productive = per_grammar(grammar, "productive", lambda g: productive_among(g, reachable))
+    order = [name for name in reachable if name in productive]
+    if grammar.start not in order:
+        raise GrammarError(
+            f"the language is empty: the start rule '{grammar.start}' derives no finite string",
+            code="empty-language")
+    if keep_all:
+        keep = _without_small_leaves(grammar, order, limits) if inline_leaves else order
+        return _build(grammar, keep, order, limits)
+    keep = choose_kept(grammar, order, lambda: end_cost(grammar, order, *per_grammar(
+        grammar, "summaries", lambda g: rule_summaries(g, reachable))))
+    return _build(grammar, keep, order, limits)
+
+
+def _without_small_leaves(grammar: Grammar, order: list[str], limits: Limits) -> list[str]:
+    uses = rule_uses(grammar)
+    rules = grammar.by_name
+    keep = []
+    for name in order:
+        deadline.check()
+        if name != grammar.start and not uses[name] and not rules[name].kept:
+            try:
+                if rule_dfa(name, rules[name].body, limits).table.n_states <= SMALL_LEAF_STATES:
+                    continue
+            except BudgetExceeded:
+                pass
+        keep.append(name)
+    return keep
+
+
+def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits) -> PushdownTable:
+    inline = inlined_bodies(grammar, keep, order)
+    rules = grammar.by_name
+    dfas: list[RuleDFA] = []
+    total = 0
+    for name in keep:
+        deadline.check()
+        try:
+            dfas.append(rule_dfa(name, rules[name].body, limits, inline))
+        except BudgetExceeded as exc:
+            raise BudgetExceeded(f"rule '{name}': {exc.message}", line=exc.line,
+                                 column=exc.column, pointer=exc.pointer, source=exc.source,
+                                 code=exc.code) from None
+        total += dfas[-1].table.n_states
+        if total > limits.max_pushdown_states:
+            raise limits.exceeded("max_pushdown_states", f"more than {total}",
+                                  "states of all rule automata")
+    return _assemble(grammar, keep, dfas)
+
+
+def _common_classes(dfas: list[RuleDFA]) -> np.ndarray:
+    """int32[256]: the coarsest byte partition that refines every rule's own classes (bytes
+    whose classes agree in every rule, numbered in order of their first byte). Two of its
+    classes are apart in some rule, whose columns for them differ (`RuleDFA`), so the
+    assembled table has no two equal columns."""
+    return merge_columns(np.stack([d.table.byte_class for d in dfas]))[0]
+
+
+@njit(cache=True, nogil=True)
+def _place_rows(out, table, columns, base):  # type: ignore[no-untyped-def]
+    """out[base + i, c] = table[i, columns[c]] + base (-1 stays -1), for every row i."""
+    for i in range(table.shape[0]):
+        for c in range(len(columns)):
+            t = table[i, columns[c]]
+            out[base + i, c] = t + base if t >= 0 else -1
+
+
+def _assemble(grammar: Grammar, keep: list[str], dfas: list[RuleDFA]) -> PushdownTable:
+    classes = _common_classes(dfas)
+    n_bytes = int(classes.max()) + 1
+    first_byte = np.zeros(n_bytes, dtype=np.int64)
+    first_byte[classes[::-1]] = np.arange(255, -1, -1)
+    index = {name: i for i, name in enumerate(keep)}
+    offsets = np.cumsum([0] + [d.table.n_states for d in dfas])
+    n = int(offsets[-1])
+    transitions = np.empty((n, n_bytes), dtype=np.int32)
+    accepting = np.zeros(n, dtype=bool)
+    state_rule = np.zeros(n, dtype=np.int32)
+    sources, callees, targets = [], [], []
+    for r, rule in enumerate(dfas):
+        d = rule.table
+        own = int(d.byte_class.max()) + 1
+        base = int(offsets[r])
+        rows = slice(base, base + d.n_states)
+        _place_rows(transitions, d.transitions, d.byte_class[first_byte], base)
+        accepting[rows] = d.accepting
+        state_rule[rows] = r
+        call_part = d.transitions[:, own:]
+        called = np.array([index[c] for c in rule.called], dtype=np.int32)
+        s, callee = np.nonzero(call_part >= 0)
+        sources.append(s + base)
+        callees.append(called[callee])
+        targets.append(call_part[s, callee] + base)
+    source = np.concatenate(sources)
+    call_offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.bincount(source, minlength=n), out=call_offsets[1:])
+    return PushdownTable(
+        byte_class=classes,
+        transitions=transitions,
+        accepting=accepting,
+        call_offsets=call_offsets,
+        call_rule=np.concatenate(callees).astype(np.int32),
+        call_next=np.concatenate(targets).astype(np.int32),
+        state_rule=state_rule,
+        rule_start=offsets[:-1].astype(np.int32),
+        start_rule=keep.index(grammar.start),
+        rule_names=tuple(keep),
+    )

@@ -1,0 +1,147 @@
+"""Per-state token sets of a DFA, stored compactly and filled into bitmask rows.
+
+A row of the bitmask is stored as a *default row* (all zeros, or the vocabulary's base row of
+every grammar-producible token) plus *patches*: the words that differ from the default and
+their values; or, when more than 1/16 of the words differ, as a row of its own. So a state that
+allows a handful of tokens costs a few words, a state that allows nearly everything costs a few
+words, and only mixed states pay for a full row. Filling is then one row copy and at most a
+small scatter, with no Python loop over tokens.
+
+Sets are computed on first use per state (compile time stays near zero) and memoized;
+`precompute()` computes every state up front. Computation is guarded by a lock, so one
+`DFATokenSets` may serve many matchers on many threads; a stored row is immutable.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..arrays import immutable
+from ..content_tokens import content_split
+from .kernels import trie_token_row
+from .table import DFATable
+from ..row_kernels import array_hash, differing_words
+from ..vocab.trie import TokenTrie, token_trie
+from ..vocab.vocabulary import Vocabulary
+
+
+def bitmask_words(vocab_size: int) -> int:
+    """Words of 32 bits that one bitmask row over `vocab_size` logits needs."""
+    return (vocab_size + 31) // 32
+
+
+def ids_to_row(ids: np.ndarray, n_words: int) -> np.ndarray:
+    """An int32 bitmask row with the bits of `ids` set."""
+    bits = np.zeros(32 * n_words, dtype=np.bool_)
+    bits[np.asarray(ids, dtype=np.int64)] = True
+    return np.packbits(bits, bitorder="little").view(np.int32)
+
+
+_BASE_ROWS: "weakref.WeakKeyDictionary[TokenTrie, np.ndarray]" = weakref.WeakKeyDictionary()
+
+
+def _base_row(trie: TokenTrie, n_words: int) -> np.ndarray:
+    """The immutable row of every token of `trie`, shared by every grammar over it."""
+    row = _BASE_ROWS.get(trie)
+    if row is None or len(row) != n_words:
+        row = _BASE_ROWS[trie] = immutable(ids_to_row(trie.ids, n_words))
+    return row
+
+
+@dataclass(frozen=True, eq=False)
+class StateTokens:
+    """One state's row: `default` (shared or own) with `words[patch_index] = patch_value`."""
+
+    default: np.ndarray
+    patch_index: np.ndarray
+    patch_value: np.ndarray
+    n_allowed: int
+
+    def fill(self, out: np.ndarray) -> None:
+        np.copyto(out, self.default)
+        if len(self.patch_index):
+            out[self.patch_index] = self.patch_value
+
+
+class DFATokenSets:
+    """Lazily computed, memoized token sets of every state of one DFA over one vocabulary."""
+
+    def __init__(self, dfa: DFATable, vocab: Vocabulary) -> None:
+        self.dfa = dfa
+        self.vocab = vocab
+        self.trie: TokenTrie = token_trie(vocab)
+        self.trie.check_ids(vocab.size)
+        self.n_words = bitmask_words(vocab.size)
+        self.zero_row = immutable(np.zeros(self.n_words, dtype=np.int32))
+        self.base_row = _base_row(self.trie, self.n_words)
+        self.eos_row = immutable(ids_to_row(vocab.eos_token_ids, self.n_words))
+        # Past this many differing words a scatter costs more than copying a row of its own.
+        self.max_patch_words = max(64, self.n_words // 16)
+        self._rows: list[StateTokens | None] = [None] * dfa.n_states
+        self._own_rows: dict[int, list[np.ndarray]] = {}
+        self._stored_bytes = 0
+        self._lock = threading.Lock()
+
+    def _compute(self, state: int) -> StateTokens:
+        tr, bc = self.dfa.transitions, self.dfa.byte_class
+        known, n_allowed, level, slices = content_split(self.trie, self.n_words).plan(tr, bc,
+                                                                                     state)
+        words = np.zeros(self.n_words, dtype=np.uint32) if known is None else known
+        for which, a, b in slices.tolist():
+            t = self.trie if which == 0 else level.rest
+            n_allowed += trie_token_row(tr, bc, np.int32(state), t.data, t.offsets[a:b + 1],
+                                        t.lcp[a:b], t.ids[a:b], t.max_len, words)
+        row = words.view(np.int32)
+        if self.dfa.accepting[state]:
+            row |= self.eos_row
+            n_allowed += len(self.vocab.eos_token_ids)
+        n_zero, n_base = differing_words(row, self.base_row)
+        if min(n_zero, n_base) > self.max_patch_words:
+            return StateTokens(self._shared_row(row), immutable(np.zeros(0, np.intp)),
+                               immutable(np.zeros(0, np.int32)), int(n_allowed))
+        default = self.base_row if n_base < n_zero else self.zero_row
+        idx = np.flatnonzero(row != default).astype(np.intp)
+        return StateTokens(default, immutable(idx), immutable(row[idx]), int(n_allowed))
+
+    def _shared_row(self, row: np.ndarray) -> np.ndarray:
+        """`row` as an immutable array, the one already stored if an equal row is (many states
+        of a grammar accept the very same tokens)."""
+        key = int(array_hash(row))
+        for stored in self._own_rows.get(key, ()):
+            if np.array_equal(stored, row):
+                return stored
+        kept = immutable(row)
+        self._own_rows.setdefault(key, []).append(kept)
+        self._stored_bytes += kept.nbytes
+        return kept
+
+    def get(self, state: int) -> StateTokens:
+        """The stored row of `state`, computing it on first use."""
+        if not 0 <= state < len(self._rows):
+            raise ValueError(f"state {state} out of range [0, {len(self._rows)})")
+        entry = self._rows[state]
+        if entry is None:
+            with self._lock:
+                entry = self._rows[state]
+                if entry is None:
+                    entry = self._compute(state)
+                    self._stored_bytes += entry.patch_index.nbytes + entry.patch_value.nbytes
+                    self._rows[state] = entry
+        return entry
+
+    def precompute(self) -> None:
+        """Compute every state's set now."""
+        for s in range(self.dfa.n_states):
+            self.get(s)
+
+    @property
+    def n_computed(self) -> int:
+        return sum(r is not None for r in self._rows)
+
+    def nbytes(self) -> int:
+        """Memory of the stored sets (shared rows counted once)."""
+        return (self.zero_row.nbytes + self.base_row.nbytes + self.eos_row.nbytes
+                + self._stored_bytes)

@@ -1,0 +1,298 @@
+"""An Earley recognizer over the rule automata of a `PushdownTable`, one byte at a time.
+
+Items are (automaton state, origin set). Set k holds the items alive after k bytes: scanning a
+byte moves items along byte transitions; the closure then predicts called rules (and, for
+nullable rules, also steps over the call at once, after Aycock and Horspool) and completes
+items that reached an accepting state by advancing the callers waiting in their origin set. An
+item whose origin is -1 is a root: completing it marks the set as `popped` (for the start rule,
+the text may end here; for a token-set walk from one state, the walk left that state's rule).
+
+State lives in `EarleyArrays` and is only ever appended to or truncated: pushing a byte builds
+one more set after the last, popping drops sets, so rollback and the depth-first token-trie
+walks cost nothing beyond the sets they build. A push that would overflow the arrays changes
+nothing and reports OVERFLOW; the caller grows the arrays and pushes again. The same OVERFLOW
+stops a step whose Earley operations (items added or found, callers looked at while
+completing) pass the bound in the counters; the caller tells the two apart by the counts.
+
+Kernel argument groups (tuples, unpacked inside): `g` = (transitions, byte_class, accepting,
+call_offsets, call_rule, call_next, state_rule, rule_start, nullable) of a validated
+`PushdownTable`; `e` = (items, sets, per_state, counters) of an `EarleyArrays`. Indices into
+`g` come from the table itself or from a start state in range, so its invariants bound them;
+indices into `e` are checked against its capacity before every write (OVERFLOW), and the
+number of sets is only ever set to one the recognizer built (>= 1 after a start).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..run_limits import RuntimeLimits
+
+OVERFLOW = -1
+
+# counters: number of sets, generation of the set being built (dedup stamps), items in use
+# while building, generation for marking kernel states in fills, the Earley operations of the
+# current step and their bound (past it a kernel stops with OVERFLOW, changing nothing), and
+# the items the last set got by scanning (the first ones of the set; the closure adds the rest).
+N_SETS, GEN, N_ITEMS, MARK, WORK, WORK_LIMIT, SCANNED = range(7)
+UNBOUNDED = 1 << 62
+
+
+@dataclass
+class EarleyArrays:
+    """Mutable recognizer state: items int32[cap, 3] (state, origin, next item with the same
+    state in its set), sets int32[set_cap, 2] (first item, popped flag; one extra row ends the
+    last set), per_state int64[n_states, 3] (dedup stamp, head item, fill mark), counters."""
+
+    items: np.ndarray
+    sets: np.ndarray
+    per_state: np.ndarray
+    counters: np.ndarray
+
+    @classmethod
+    def empty(cls, n_states: int, capacity: int = 256, set_capacity: int = 64) -> "EarleyArrays":
+        per_state = np.zeros((n_states, 3), dtype=np.int64)
+        per_state[:, 0] = -1
+        per_state[:, 2] = -1
+        counters = np.zeros(7, dtype=np.int64)
+        counters[WORK_LIMIT] = UNBOUNDED
+        return cls(np.zeros((capacity, 3), dtype=np.int32), np.zeros((set_capacity, 2), dtype=np.int32),
+                   per_state, counters)
+
+    def kernel_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self.items, self.sets, self.per_state, self.counters
+
+    @property
+    def capacity(self) -> int:
+        """Items the arrays can hold now."""
+        return int(self.items.shape[0])
+
+    def grow(self) -> None:
+        """Double the item and set capacity, keeping the contents."""
+        self.items = np.concatenate([self.items, np.zeros_like(self.items)])
+        self.sets = np.concatenate([self.sets, np.zeros_like(self.sets)])
+
+    def limit(self, limits: RuntimeLimits) -> None:
+        """Bound the Earley work of every later step by `limits.max_step_work`."""
+        self.counters[WORK_LIMIT] = limits.max_step_work
+
+    def overflowed(self, limits: RuntimeLimits, what: str) -> None:
+        """After a step's OVERFLOW (which left the sets as they were): grow the arrays so
+        that the step can be run again, or raise `MatcherBudgetExceeded` for `what` when its
+        work passed `max_step_work` or the arrays may not grow within `max_earley_items`."""
+        if self.counters[WORK] > self.counters[WORK_LIMIT]:
+            raise limits.exceeded("max_step_work", f"{what}: the Earley work of one step")
+        if 2 * self.capacity > limits.max_earley_items:
+            raise limits.exceeded("max_earley_items",
+                                  f"{what}: more than {self.capacity:,} Earley items")
+        self.grow()
+
+    def copy(self) -> "EarleyArrays":
+        """An independent copy holding the same sets (capacity trimmed to what is used)."""
+        n_sets = int(self.counters[N_SETS])
+        used = int(self.sets[n_sets, 0]) if n_sets else 0
+        items = np.zeros((max(256, 2 * used), 3), dtype=np.int32)
+        items[:used] = self.items[:used]
+        sets = np.zeros((max(64, 2 * (n_sets + 1)), 2), dtype=np.int32)
+        sets[:n_sets + 1] = self.sets[:n_sets + 1]
+        return EarleyArrays(items, sets, self.per_state.copy(), self.counters.copy())
+
+    @property
+    def n_sets(self) -> int:
+        return int(self.counters[N_SETS])
+
+    def truncate(self, n_sets: int) -> None:
+        """Drop the sets after the first `n_sets`."""
+        self.counters[N_SETS] = n_sets
+
+    def nbytes(self) -> int:
+        return int(self.items.nbytes + self.sets.nbytes + self.per_state.nbytes)
+
+
+# Every kernel here and in `pushdown_kernels` runs without Numba's reference counting
+# (_nrt=False: they only read and write arrays they are given, never allocate) and the inner
+# steps are inlined: with reference counting, each array passed or unpacked costs an atomic
+# update, and one byte's step would cost ~200 ns instead of ~10 ns.
+KERNEL = dict(cache=True, nogil=True, _nrt=False)
+STEP = dict(KERNEL, inline="always")
+
+
+@njit(**STEP)
+def _add(items, per_state, counters, s, origin):  # type: ignore[no-untyped-def]
+    """Add item (s, origin) to the set being built: 1 added, 0 already there, OVERFLOW."""
+    counters[WORK] += 1
+    if counters[WORK] > counters[WORK_LIMIT]:
+        return OVERFLOW
+    gen = counters[GEN]
+    if per_state[s, 0] == gen:
+        j = per_state[s, 1]
+        while j >= 0:
+            if items[j, 1] == origin:
+                return 0
+            j = items[j, 2]
+    else:
+        per_state[s, 0] = gen
+        per_state[s, 1] = -1
+    n = counters[N_ITEMS]
+    if n >= items.shape[0]:
+        return OVERFLOW
+    items[n, 0] = s
+    items[n, 1] = origin
+    items[n, 2] = per_state[s, 1]
+    per_state[s, 1] = n
+    counters[N_ITEMS] = n + 1
+    return 1
+
+
+@njit(**STEP)
+def _close(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, k):  # type: ignore[no-untyped-def]
+    """Predict and complete over set k (items from sets[k, 0] up to the end); set its popped
+    flag and return it, or OVERFLOW."""
+    popped = 0
+    j = sets[k, 0]
+    while j < counters[N_ITEMS]:
+        s = items[j, 0]
+        origin = items[j, 1]
+        for c in range(coff[s], coff[s + 1]):
+            r = crule[c]
+            if _add(items, per_state, counters, rstart[r], k) == OVERFLOW:
+                return OVERFLOW
+            if nullable[r] and _add(items, per_state, counters, cnext[c], origin) == OVERFLOW:
+                return OVERFLOW
+        if acc[s]:
+            if origin < 0:
+                popped = 1
+            elif origin < k:
+                q = srule[s]
+                counters[WORK] += sets[origin + 1, 0] - sets[origin, 0]
+                if counters[WORK] > counters[WORK_LIMIT]:
+                    return OVERFLOW
+                for i in range(sets[origin, 0], sets[origin + 1, 0]):
+                    s2 = items[i, 0]
+                    for c in range(coff[s2], coff[s2 + 1]):
+                        if crule[c] == q and _add(items, per_state, counters, cnext[c],
+                                                  items[i, 1]) == OVERFLOW:
+                            return OVERFLOW
+        j += 1
+    sets[k, 1] = popped
+    return popped
+
+
+@njit(**STEP)
+def _start(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, state):  # type: ignore[no-untyped-def]
+    if sets.shape[0] < 2:
+        return OVERFLOW
+    counters[GEN] += 1
+    sets[0, 0] = 0
+    counters[N_ITEMS] = 0
+    if _add(items, per_state, counters, state, -1) == OVERFLOW:
+        return OVERFLOW
+    counters[SCANNED] = 1
+    if _close(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+              counters, 0) == OVERFLOW:
+        return OVERFLOW
+    sets[1, 0] = counters[N_ITEMS]
+    counters[N_SETS] = 1
+    return 1
+
+
+@njit(**STEP)
+def _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,  # type: ignore[no-untyped-def]
+          counters, b):
+    k = counters[N_SETS]
+    if k + 1 >= sets.shape[0]:
+        return OVERFLOW
+    base = sets[k, 0]
+    cls = bc[b]
+    prev = sets[k - 1, 0]
+    if base - prev == 1:
+        # One item moving to a state that neither calls nor accepts: its set is that one
+        # item, with nothing to deduplicate, predict or complete (most bytes inside strings).
+        t = tr[items[prev, 0], cls]
+        if t < 0:
+            return 0
+        if coff[t] == coff[t + 1] and not acc[t]:
+            if base >= items.shape[0]:
+                return OVERFLOW
+            items[base, 0] = t
+            items[base, 1] = items[prev, 1]
+            items[base, 2] = -1
+            sets[k, 1] = 0
+            sets[k + 1, 0] = base + 1
+            counters[N_ITEMS] = base + 1
+            counters[N_SETS] = k + 1
+            counters[SCANNED] = 1
+            return 1
+    counters[GEN] += 1
+    counters[N_ITEMS] = base
+    for i in range(prev, base):
+        t = tr[items[i, 0], cls]
+        if t >= 0 and _add(items, per_state, counters, t, items[i, 1]) == OVERFLOW:
+            return OVERFLOW
+    if counters[N_ITEMS] == base:
+        return 0
+    counters[SCANNED] = counters[N_ITEMS] - base
+    if _close(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+              counters, k) == OVERFLOW:
+        return OVERFLOW
+    sets[k + 1, 0] = counters[N_ITEMS]
+    counters[N_SETS] = k + 1
+    return 1
+
+
+@njit(**KERNEL)
+def earley_start(g, e, state):  # type: ignore[no-untyped-def]
+    """Reset to set 0 = the closure of the root item (state, -1); 1 or OVERFLOW."""
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+    items, sets, per_state, counters = e
+    counters[WORK] = 0
+    return _start(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+                  counters, state)
+
+
+@njit(**KERNEL)
+def push_byte(g, e, b):  # type: ignore[no-untyped-def]
+    """Build the set after byte `b`: 1 if some item survives, 0 if none does (nothing
+    changes), OVERFLOW (nothing changes)."""
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+    items, sets, per_state, counters = e
+    counters[WORK] = 0
+    return _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
+                 per_state, counters, b)
+
+
+@njit(**KERNEL)
+def push_bytes(g, e, data, begin, end):  # type: ignore[no-untyped-def]
+    """Push data[begin:end] all or nothing: 1 if all survive, 0 if not, OVERFLOW; on 0 and
+    OVERFLOW the sets are as before."""
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+    items, sets, per_state, counters = e
+    counters[WORK] = 0
+    n0 = counters[N_SETS]
+    for p in range(begin, end):
+        r = _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
+                  per_state, counters, data[p])
+        if r != 1:
+            counters[N_SETS] = n0
+            return r
+    return 1
+
+
+@njit(**KERNEL)
+def next_bytes(g, e, out):  # type: ignore[no-untyped-def]
+    """Mark in bool[256] `out` the bytes that some item of the last set can scan; return how
+    many."""
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+    items, sets, per_state, counters = e
+    k = counters[N_SETS] - 1
+    count = 0
+    for b in range(256):
+        cls = bc[b]
+        for i in range(sets[k, 0], sets[k + 1, 0]):
+            if tr[items[i, 0], cls] >= 0:
+                out[b] = True
+                count += 1
+                break
+    return count

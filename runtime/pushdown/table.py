@@ -1,0 +1,168 @@
+"""The compiled form of a context-free grammar: one byte-level automaton per rule, with calls.
+
+States of all rule automata share one numbering and one byte-class partition. A state moves on
+a byte class to another state of the same rule (`transitions`, -1: no move), and on a call of a
+rule to another state of the same rule once that rule has derived a string (`calls`, CSR).
+
+Invariants (checked once in `__post_init__`, trusted by the Numba kernels afterwards):
+- `byte_class` is int32[256] with values in [0, n_classes); `transitions` is C-contiguous
+  int32[n_states, n_classes] with values in [-1, n_states).
+- `call_offsets` is int32[n_states + 1], non-decreasing from 0 to len(call_rule);
+  `call_rule` lies in [0, n_rules) and `call_next` in [0, n_states).
+- `state_rule` is int32[n_states] in [0, n_rules); every move (byte or call) stays within the
+  rule of its source state; `rule_start[r]` is a state of rule r; `start_rule` is a rule.
+- Trimmed: every state is reachable from its rule's start and can reach an accepting state of
+  its rule, counting calls as passable; every rule accepts some string. With these, every
+  configuration the Earley recognizer keeps is a viable prefix.
+- Every array is C-contiguous and immutable (see `DFATable`); `rule_names` is a tuple of str.
+Derived here (not trusted from the caller): `nullable` per rule; `ends` per state (its rule can
+finish from it without another byte); `follow`, the bytes that can come right after a completed
+rule (bool[n_rules, 256]) with `can_end` (the rule may end the text).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..arrays import checked_array, immutable
+from ..dfa.table import checked_state
+from ..dfa.kernels import reach_and_live
+from .derive import checked_moves, ends_fixpoint, propagate_or
+
+
+def _unpack(bits: np.ndarray) -> np.ndarray:
+    return np.unpackbits(np.ascontiguousarray(bits).view(np.uint8), axis=1,
+                         bitorder="little").astype(bool)
+
+
+@dataclass(frozen=True, eq=False)
+class PushdownTable:
+    """Rule automata with calls: the tables the Earley kernels walk."""
+
+    byte_class: np.ndarray
+    transitions: np.ndarray
+    accepting: np.ndarray
+    call_offsets: np.ndarray
+    call_rule: np.ndarray
+    call_next: np.ndarray
+    state_rule: np.ndarray
+    rule_start: np.ndarray
+    start_rule: int
+    rule_names: tuple[str, ...]
+    nullable: np.ndarray = field(init=False)
+    ends: np.ndarray = field(init=False)
+    follow: np.ndarray = field(init=False)
+    can_end: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        for name, dtype, ndim in (("byte_class", np.int32, 1), ("transitions", np.int32, 2),
+                                  ("accepting", np.bool_, 1), ("call_offsets", np.int32, 1),
+                                  ("call_rule", np.int32, 1), ("call_next", np.int32, 1),
+                                  ("state_rule", np.int32, 1), ("rule_start", np.int32, 1)):
+            object.__setattr__(self, name, checked_array(getattr(self, name), dtype, name, ndim))
+        self._check_shapes()
+        nullable, ends, follow, can_end = self._derived(self._check_moves())
+        for name, a in (("nullable", nullable), ("ends", ends), ("follow", follow),
+                        ("can_end", can_end)):
+            object.__setattr__(self, name, immutable(a))
+
+    def __reduce__(self) -> tuple:
+        # Unpickling goes through the constructor: a loaded table is validated and re-derived.
+        return (PushdownTable, (self.byte_class, self.transitions, self.accepting,
+                                self.call_offsets, self.call_rule, self.call_next,
+                                self.state_rule, self.rule_start, self.start_rule,
+                                self.rule_names))
+
+    @property
+    def n_states(self) -> int:
+        return int(self.transitions.shape[0])
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.transitions.shape[1])
+
+    @property
+    def n_rules(self) -> int:
+        return int(self.rule_start.shape[0])
+
+    def nbytes(self) -> int:
+        """Memory held by the tables."""
+        return int(sum(getattr(self, f).nbytes for f in (
+            "byte_class", "transitions", "accepting", "call_offsets", "call_rule", "call_next",
+            "state_rule", "rule_start", "nullable", "ends", "follow", "can_end")))
+
+    def _check_shapes(self) -> None:
+        bc, tr = self.byte_class, self.transitions
+        if bc.shape != (256,):
+            raise ValueError(f"byte_class must have shape (256,), got {bc.shape}")
+        if tr.shape[0] < 1 or tr.shape[1] < 1:
+            raise ValueError(f"transitions must be 2-D and non-empty, got shape {tr.shape}")
+        n, k = tr.shape
+        r = self.rule_start.shape[0]
+        names = self.rule_names
+        if not isinstance(names, tuple) or not all(isinstance(x, str) for x in names):
+            raise TypeError("rule_names must be a tuple of str")
+        if r < 1 or len(names) != r:
+            raise ValueError("rule_start and rule_names must name the same, non-zero rules")
+        if self.accepting.shape != (n,) or self.state_rule.shape != (n,):
+            raise ValueError(f"accepting and state_rule must have shape ({n},)")
+        m = self.call_rule.shape[0]
+        if self.call_offsets.shape != (n + 1,) or self.call_next.shape != (m,):
+            raise ValueError("call_offsets must run from 0 to len(call_rule), non-decreasing")
+        object.__setattr__(self, "start_rule", checked_state(self.start_rule, r, "start_rule"))
+
+    def _call_sources(self) -> np.ndarray:
+        return np.repeat(np.arange(self.n_states), np.diff(self.call_offsets))
+
+    def _check_moves(self) -> np.ndarray:
+        """The bytes each state has a move on (uint64[n, 4]), after the index and trimmed
+        checks."""
+        n, k, r = self.n_states, self.n_classes, self.n_rules
+        failed, leaving, off, to, bits = checked_moves(
+            self.byte_class, self.transitions, self.call_offsets, self.call_rule,
+            self.call_next, self.state_rule, self.rule_start)
+        if failed:
+            raise ValueError((
+                f"byte_class values must lie in [0, {k})",
+                f"transitions must lie in [-1, {n})",
+                "call_offsets must run from 0 to len(call_rule), non-decreasing",
+                "call_rule or call_next out of range",
+                f"state_rule must lie in [0, {r})",
+                f"rule_start must lie in [0, {n})",
+                "rule_start[r] must be a state of rule r")[failed - 1])
+        if leaving:
+            raise ValueError(f"{leaving} moves (byte or call) leave their rule")
+        reach, live = reach_and_live(off, to, self.rule_start, self.accepting)
+        if not reach.all():
+            raise ValueError(f"not trimmed: {n - int(reach.sum())} states unreachable")
+        if not live.all():
+            raise ValueError(f"not trimmed: {n - int(live.sum())} states cannot reach acceptance")
+        return bits
+
+    def _derived(self, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(nullable, ends, follow, can_end) as least fixpoints over the call edges, from
+        `bits`, the bytes each state has a move on.
+
+        `ends[s]`: the rule can finish from s by calls of nullable rules alone, and a rule is
+        nullable when its start ends; `first[s]`: the bytes that can come next from s inside
+        its rule (descending into calls, skipping nullable ones); `follow[r]`: the bytes that
+        can come right after rule r, and `can_end[r]` when the text may end after it.
+        """
+        src, callee, nxt = self._call_sources(), self.call_rule, self.call_next
+        rstart = self.rule_start
+        ends = ends_fixpoint(self.accepting, src, callee, nxt, rstart)
+        nullable = ends[rstart]
+        skips = nullable[callee]
+        first = propagate_or(bits,
+                             np.concatenate([rstart[callee], nxt[skips]]),
+                             np.concatenate([src, src[skips]]))
+        follow = np.zeros((self.n_rules, 4), dtype=np.uint64)
+        np.bitwise_or.at(follow, callee, first[nxt])
+        tail = ends[nxt]
+        caller, called = self.state_rule[src][tail], callee[tail]
+        follow = propagate_or(follow, caller, called)
+        can_end = np.zeros((self.n_rules, 1), dtype=np.uint64)
+        can_end[self.start_rule] = 1
+        can_end = propagate_or(can_end, caller, called)[:, 0] != 0
+        return nullable, ends, _unpack(follow), can_end

@@ -1,0 +1,216 @@
+"""Per-state token sets of rule automata: accepted rows and uncertain tokens, stored compactly.
+
+For each state that a fill meets, `classify_tokens` splits the vocabulary into accepted,
+uncertain and rejected tokens (see `pushdown_kernels`). The accepted row is stored like the DFA
+path's rows: a default (zero row, or the base row of every producible token) plus patched
+words, or a row of its own past 1/16 of the words; uncertain tokens are stored as ascending
+trie positions. A row or uncertain list equal to one already stored is shared, not stored
+again: states of one grammar mostly repeat a few of them (the inside of every string, the
+tokens past the end of every number), which keeps the stores small and their growth rare.
+Sets are computed on first use and memoized (`precompute` does every state).
+
+The store is one snapshot tuple (meta, dense, base, patches, uncertain) that kernels read.
+Writers hold the lock; an entry's data is written before its STATUS, and arrays that must grow
+are replaced by grown copies in a new snapshot, so a kernel holding any snapshot reads only
+complete entries and asks for (NEED) the ones it lacks.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable
+
+import numpy as np
+
+from ..content_tokens import content_split
+from .earley import OVERFLOW, EarleyArrays
+from .kernels import (
+    BASE,
+    DEFAULT,
+    OWN,
+    PATCH_BEGIN,
+    PATCH_LEN,
+    SLOT,
+    STATUS,
+    UNC_BEGIN,
+    UNC_LEN,
+    ZERO,
+    classify_tokens,
+    next_shorter_prefix,
+)
+from .table import PushdownTable
+from ..row_kernels import array_hash, differing_words, write_patches
+from ..dfa.token_sets import bitmask_words
+from ..vocab.trie import TokenTrie, token_trie
+from ..vocab.vocabulary import Vocabulary
+
+
+def _grown(a: np.ndarray, need: int) -> np.ndarray:
+    if need <= a.shape[0]:
+        return a
+    out = np.zeros((max(need, 2 * a.shape[0]),) + a.shape[1:], dtype=a.dtype)
+    out[:a.shape[0]] = a
+    return out
+
+
+_PER_TRIE: weakref.WeakKeyDictionary[TokenTrie, tuple[np.ndarray, np.ndarray, np.ndarray]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _trie_arrays(trie: TokenTrie, n_words: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the uint32 row of every token in `trie`, `next_shorter_prefix` of its lcp, the trie
+    positions 0..n-1), shared by every grammar over it and never written (kept writeable so
+    kernels see one array type)."""
+    cached = _PER_TRIE.get(trie)
+    if cached is None or len(cached[0]) != n_words:
+        bits = np.zeros(32 * n_words, dtype=np.bool_)
+        bits[trie.ids] = True
+        skip = np.empty(trie.n_tokens, dtype=np.int32)
+        next_shorter_prefix(trie.lcp, skip)
+        cached = (np.packbits(bits, bitorder="little").view(np.uint32), skip,
+                  np.arange(trie.n_tokens, dtype=np.int32))
+        _PER_TRIE[trie] = cached
+    return cached
+
+
+class PushdownTokenSets:
+    """Lazily computed, memoized token sets of every state of one `PushdownTable`."""
+
+    def __init__(self, table: PushdownTable, vocab: Vocabulary) -> None:
+        self.table = table
+        self.vocab = vocab
+        self.trie: TokenTrie = token_trie(vocab)
+        self.trie.check_ids(vocab.size)
+        self.n_words = bitmask_words(vocab.size)
+        self.base_row, self.skip, self._identity = _trie_arrays(self.trie, self.n_words)
+        self.split = content_split(self.trie, self.n_words)
+        # Scratch of `classify_tokens`, used under the lock only.
+        self._walk_scratch = (np.zeros(self.trie.max_len + 2, dtype=np.bool_),
+                              np.zeros((self.trie.max_len + 2, 3), dtype=np.int64),
+                              np.empty(max(1, self.trie.n_tokens), dtype=np.int32))
+        self.eos_ids = np.asarray(vocab.eos_token_ids, dtype=np.int64)
+        self.max_patch_words = max(64, self.n_words // 16)
+        self.g = (table.transitions, table.byte_class, table.accepting, table.call_offsets,
+                  table.call_rule, table.call_next, table.state_rule, table.rule_start,
+                  table.nullable)
+        self.trie_args = (self.trie.data, self.trie.offsets, self.trie.ids)
+        meta = np.zeros((table.n_states, 7), dtype=np.int64)
+        meta[:, STATUS] = -1
+        self._n = {"dense": 0, "patches": 0, "uncertain": 0}
+        self.snapshot: tuple[np.ndarray, ...] = (
+            meta, np.zeros((0, self.n_words), dtype=np.uint32), self.base_row,
+            np.zeros((64, 2), dtype=np.uint32), np.zeros(64, dtype=np.int32))
+        self._unc_store = self.snapshot[4]
+        self._unc_index: dict[int, list[int]] = {}
+        self._row_index: dict[int, list[int]] = {}
+        self._scratch = EarleyArrays.empty(table.n_states)
+        self._lock = threading.Lock()
+        self.n_computed = 0
+        self.n_accepted = 0
+        self.n_uncertain = 0
+
+    def ensure(self, state: int) -> None:
+        """Compute the set of `state` unless it is there."""
+        if not 0 <= state < self.table.n_states:
+            raise ValueError(f"state {state} out of range [0, {self.table.n_states})")
+        if self.snapshot[0][state, STATUS] >= 0:
+            return
+        with self._lock:
+            if self.snapshot[0][state, STATUS] < 0:
+                self._store(state, *self._classify(state))
+
+    def precompute(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Compute every state's set now; `progress(done, total)` after each."""
+        n = self.table.n_states
+        for s in range(n):
+            self.ensure(s)
+            if progress is not None:
+                progress(s + 1, n)
+
+    def _classify(self, state: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """(accepted row, uncertain trie positions, accepted count) of `state`: content tokens
+        that lead into enough content characters are accepted unwalked (`ContentSplit.plan`),
+        the rest walked in one kernel call."""
+        tr, bc = self.table.transitions, self.table.byte_class
+        known, n_known, level, slices = self.split.plan(tr, bc, state)
+        words = np.zeros(self.n_words, dtype=np.uint32) if known is None else known
+        t = self.trie
+        rest, skip, position = (t, self.skip, self._identity) if level is None else \
+            (level.rest, level.rest_skip, level.rest_position)
+        tries = (t.data, t.offsets, t.lcp, self.skip, t.ids,
+                 rest.data, rest.offsets, rest.lcp, skip, rest.ids, position)
+        popok, chain, uncertain = self._walk_scratch
+        while True:
+            # A pass cut short by OVERFLOW set only bits of accepted tokens: kept.
+            n_acc, n_unc = classify_tokens(self.g, self._scratch.kernel_args(), np.int32(state),
+                                           self.table.follow, tries, slices, popok, chain, words,
+                                           uncertain)
+            if n_acc != OVERFLOW:
+                return words, uncertain[:n_unc].copy(), int(n_acc) + n_known
+            self._scratch.grow()
+
+    def _store(self, state: int, words: np.ndarray, uncertain: np.ndarray, n_accepted: int
+               ) -> None:
+        meta, dense, base, patches, unc_store = self.snapshot
+        n_zero, n_base = differing_words(words, base)
+        against_base = n_base < n_zero
+        n = n_base if against_base else n_zero
+        entry = np.zeros(7, dtype=np.int64)
+        if n > self.max_patch_words:
+            dense, slot = self._stored_row(dense, words)
+            entry[DEFAULT], entry[SLOT] = OWN, slot
+        else:
+            p = self._n["patches"]
+            patches = _grown(patches, p + n)
+            write_patches(words, base, against_base, patches, p)
+            self._n["patches"] = p + n
+            entry[DEFAULT] = BASE if against_base else ZERO
+            entry[PATCH_BEGIN], entry[PATCH_LEN] = p, n
+        entry[UNC_BEGIN], entry[UNC_LEN] = self._stored_uncertain(uncertain), len(uncertain)
+        unc_store = self._unc_store
+        old = self.snapshot
+        if dense is not old[1] or patches is not old[3] or unc_store is not old[4]:
+            meta = meta.copy()
+        meta[state, 1:] = entry[1:]
+        self.snapshot = (meta, dense, base, patches, unc_store)
+        meta[state, STATUS] = 0
+        self.n_computed += 1
+        self.n_accepted += n_accepted
+        self.n_uncertain += len(uncertain)
+
+    def _stored_row(self, dense: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, int]:
+        """(the dense store, grown when needed; the slot of `words` in it): many states accept
+        the very same tokens (the inside of every string, say), so an equal row is stored once."""
+        key = int(array_hash(words))
+        for slot in self._row_index.get(key, ()):
+            if np.array_equal(dense[slot], words):
+                return dense, slot
+        slot = self._n["dense"]
+        dense = _grown(dense, slot + 1)
+        dense[slot] = words
+        self._n["dense"] = slot + 1
+        self._row_index.setdefault(key, []).append(slot)
+        return dense, slot
+
+    def _stored_uncertain(self, uncertain: np.ndarray) -> int:
+        """Where `uncertain` begins in the store (`_unc_store`, grown when needed): states of
+        one rule often share their uncertain tokens, so an equal list is stored once."""
+        if not len(uncertain):
+            return 0
+        key = int(array_hash(uncertain))
+        store = self._unc_store
+        for begin in self._unc_index.get(key, ()):
+            if np.array_equal(store[begin:begin + len(uncertain)], uncertain):
+                return begin
+        u = self._n["uncertain"]
+        self._unc_store = store = _grown(store, u + len(uncertain))
+        store[u:u + len(uncertain)] = uncertain
+        self._n["uncertain"] = u + len(uncertain)
+        self._unc_index.setdefault(key, []).append(u)
+        return u
+
+    def nbytes(self) -> int:
+        """Memory of the stored sets."""
+        meta, dense, base, patches, unc = self.snapshot
+        return int(meta.nbytes + self._n["dense"] * self.n_words * 4 + base.nbytes
+                   + self._n["patches"] * 8 + self._n["uncertain"] * 4)

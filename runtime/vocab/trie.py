@@ -1,0 +1,143 @@
+"""The vocabulary as a flat trie: grammar-producible tokens sorted by their bytes.
+
+Invariants (checked once in `__post_init__`, trusted by the Numba kernels afterwards):
+- `ids` is int32[m], distinct ids >= 0; `ids[i]` is the token id of the i-th token in
+  byte-lexicographic order (equal spellings in any order).
+- `offsets` is int64[m + 1], from 0 to len(data), strictly increasing: every token's bytes
+  `data[offsets[i]:offsets[i+1]]` (uint8) are non-empty.
+- `lcp` is int32[m]: `lcp[i]` is exactly the length of the common prefix of tokens i-1 and i
+  (`lcp[0] == 0`), so `lcp[i] <= max_len`.
+- `max_len` is the longest token's length (0 for an empty trie); `max_id` (derived) the
+  largest id (-1 for an empty trie).
+- Every array is C-contiguous and immutable (see `DFATable`).
+A token-set store over a vocabulary of `size` ids also needs `ids < size` (`check_ids`).
+Walking tokens in this order lets an automaton reuse the states of the shared prefix and skip
+every token that extends a prefix already rejected: a depth-first walk of the trie, flat.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from ..arrays import checked_array
+from .vocabulary import Vocabulary
+
+
+@dataclass(frozen=True, eq=False)
+class TokenTrie:
+    """Sorted token bytes with common-prefix lengths, for automaton walks over the vocabulary."""
+
+    ids: np.ndarray
+    data: np.ndarray
+    offsets: np.ndarray
+    lcp: np.ndarray
+    max_len: int
+    max_id: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        for name, dtype in (("ids", np.int32), ("data", np.uint8), ("offsets", np.int64),
+                            ("lcp", np.int32)):
+            object.__setattr__(self, name, checked_array(getattr(self, name), dtype, name, 1))
+        ids, data, offsets, lcp = self.ids, self.data, self.offsets, self.lcp
+        m = len(ids)
+        if lcp.shape != (m,):
+            raise ValueError("ids and lcp must have one length")
+        if offsets.shape != (m + 1,) or offsets[0] != 0 or offsets[-1] != len(data):
+            raise ValueError("offsets must have length len(ids) + 1 and run from 0 to len(data)")
+        lengths = np.diff(offsets)
+        max_len = self.max_len
+        if isinstance(max_len, bool) or not isinstance(max_len, (int, np.integer)):
+            raise TypeError(f"max_len must be an int, got {max_len!r}")
+        if m and lengths.min() < 1:
+            raise ValueError("every token in the trie must be non-empty")
+        if max_len != (int(lengths.max()) if m else 0):
+            raise ValueError("max_len must be the longest token's length")
+        object.__setattr__(self, "max_len", int(max_len))
+        if m and (ids.min() < 0 or len(np.unique(ids)) != m):
+            raise ValueError("ids must be distinct and non-negative")
+        object.__setattr__(self, "max_id", int(ids.max()) if m else -1)
+        if not _sorted_with_prefixes(data, offsets, lcp):
+            raise ValueError("tokens must be sorted by their bytes, with lcp their common prefixes")
+
+    def __reduce__(self) -> tuple:
+        return (TokenTrie, (self.ids, self.data, self.offsets, self.lcp, self.max_len))
+
+    def check_ids(self, size: int) -> None:
+        """Raise ValueError unless every id is below `size` (the bitmask covers the trie)."""
+        if self.max_id >= size:
+            raise ValueError(f"trie token id {self.max_id} out of range [0, {size})")
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.ids)
+
+    @classmethod
+    def build(cls, vocab: Vocabulary) -> "TokenTrie":
+        """The trie of every token of `vocab` with non-empty grammar bytes."""
+        offs = vocab.token_offsets
+        raw = vocab.token_data.tobytes()
+        lengths = np.diff(offs)
+        present = np.flatnonzero(lengths > 0)
+        tokens = [raw[offs[i]:offs[i + 1]] for i in present.tolist()]
+        order = sorted(range(len(tokens)), key=tokens.__getitem__)
+        sorted_tokens = [tokens[j] for j in order]
+        ids = present[np.array(order, dtype=np.int64)].astype(np.int32) if tokens else \
+            np.zeros(0, dtype=np.int32)
+        sizes = np.fromiter((len(t) for t in sorted_tokens), dtype=np.int64,
+                            count=len(sorted_tokens))
+        offsets = np.zeros(len(sorted_tokens) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        data = np.frombuffer(b"".join(sorted_tokens), dtype=np.uint8).copy()
+        lcp = _common_prefix_lengths(data, offsets)
+        return cls(ids=ids, data=data, offsets=offsets, lcp=lcp,
+                   max_len=int(sizes.max()) if len(sizes) else 0)
+
+
+@njit(cache=True, nogil=True)
+def _sorted_with_prefixes(data: np.ndarray, offsets: np.ndarray, lcp: np.ndarray) -> bool:
+    """Whether the tokens ascend by their bytes and lcp holds their exact common prefixes
+    (offsets already checked to run from 0 to len(data), strictly increasing)."""
+    m = len(offsets) - 1
+    if m and lcp[0] != 0:
+        return False
+    for i in range(1, m):
+        a, b = offsets[i - 1], offsets[i]
+        la, lb = offsets[i] - a, offsets[i + 1] - b
+        k = lcp[i]
+        if k < 0 or k > la or k > lb:
+            return False
+        for j in range(k):
+            if data[a + j] != data[b + j]:
+                return False
+        if k < la and (k == lb or data[a + k] >= data[b + k]):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _common_prefix_lengths(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    m = len(offsets) - 1
+    lcp = np.zeros(m, dtype=np.int32)
+    for i in range(1, m):
+        a, b = offsets[i - 1], offsets[i]
+        n = min(offsets[i] - a, offsets[i + 1] - b)
+        k = 0
+        while k < n and data[a + k] == data[b + k]:
+            k += 1
+        lcp[i] = k
+    return lcp
+
+
+_TRIES: "weakref.WeakKeyDictionary[Vocabulary, TokenTrie]" = weakref.WeakKeyDictionary()
+
+
+def token_trie(vocab: Vocabulary) -> TokenTrie:
+    """The (cached) trie of `vocab`."""
+    trie = _TRIES.get(vocab)
+    if trie is None:
+        trie = TokenTrie.build(vocab)
+        _TRIES[vocab] = trie
+    return trie

