@@ -192,7 +192,7 @@ def grammask_engine(vocab: Any, lenient: bool) -> Engine:
     import importlib.metadata
 
     from grammask.compiler import GrammarError
-    from grammask.compiler.frontends.json_schema import compile_json_schema
+    from grammask.compiler import compile_json_schema
 
     means = f"compile_json_schema(schema, vocab{', lenient=True' if lenient else ''}) (lazy)"
     return Engine(GM, importlib.metadata.version("grammask"), means,
@@ -284,7 +284,7 @@ def run_case(engine: Engine, case: Case, vocab: Any,
 def warm_up(vocab: Any) -> None:
     """Compile and walk a small flat schema, a recursive one and a bounded pattern (language
     products), so that kernel compilation and caches are loaded before any timing."""
-    from grammask.compiler.frontends.json_schema import compile_json_schema
+    from grammask.compiler import compile_json_schema
 
     flat = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"enum": ["x"]}}}
     tree = {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#"}},

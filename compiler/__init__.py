@@ -1,16 +1,21 @@
-"""grammask.compiler: grammars in, byte-level automata and token tables out."""
-from .support.errors import BudgetExceeded, GrammarError
-from .support.limits import DEFAULT_LIMITS, Limits
+"""grammask.compiler: grammars in, byte-level automata and token tables out.
+
+The public API is the names below; the layers behind them are described in
+`specs/architecture.md` (one folder per layer, imports flowing one way).
+"""
+from .automata.build import ir_to_dfa
 from .pipeline import (
     clear_caches,
     compile_gbnf,
     compile_grammar,
     compile_ir,
+    compile_json_schema,
     compile_lark,
     compile_regex,
-    ir_to_dfa,
 )
-from .frontends.json_schema import compile_json_schema, schema_to_grammar
+from .frontends.json_schema import schema_to_grammar
+from .support.errors import BudgetExceeded, GrammarError
+from .support.limits import DEFAULT_LIMITS, Limits
 
 __all__ = [
     "BudgetExceeded",

@@ -10,58 +10,27 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Any
 
 from ..runtime.compiled import CompiledGrammar
-from ..runtime.dfa.table import DFATable
 from ..runtime.pushdown.table import PushdownTable
 from ..runtime.dfa.token_sets import DFATokenSets
 from ..runtime.vocab.vocabulary import Vocabulary
 from .support import deadline
-from .automata.counted import counted_or_nfa
+from .support import caches
 from .support.deadline import compile_deadline
-from .automata.dfa import byte_classes, subset_table
+from .automata.build import check_table_bytes, grammar_dfa
 from .support.errors import BudgetExceeded, GrammarError
-from .automata.flat_ir import flatten
 from .ir.nodes import Grammar, Node
 from .support.limits import DEFAULT_LIMITS, Limits
-from .ir.graph import check_references, find_cycle, inline_regular
-from .automata.minimize import minimize_table
-from .automata.nfa import NFA, build_nfa
-
-
-def ir_to_dfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> DFATable:
-    """The minimal trimmed DFA of an IR expression."""
-    with compile_deadline(limits):
-        return minimal_dfa(build_nfa(node, limits), limits)
-
-
-def grammar_dfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> DFATable:
-    """The trimmed DFA of an IR expression for a compiled grammar: bounded repetitions of
-    one-byte classes counted where their counts can be told apart (`counted.py`; then not
-    always minimal), else `ir_to_dfa`'s minimal DFA."""
-    with compile_deadline(limits):
-        built = counted_or_nfa(flatten(node, limits, {}), limits)
-        if isinstance(built, NFA):
-            return minimal_dfa(built, limits)
-        check_table_bytes(built.transitions.nbytes, limits, "DFA transition table")
-        return built.dfa()
-
-
-def minimal_dfa(nfa: NFA, limits: Limits = DEFAULT_LIMITS) -> DFATable:
-    """The minimal trimmed DFA of `nfa`, its subset table within `max_table_bytes`."""
-    deadline.check()
-    classes = byte_classes(nfa)
-    transitions, accepting = subset_table(nfa, classes, 0, limits)
-    check_table_bytes(transitions.nbytes, limits, "DFA transition table")
-    deadline.check()
-    # Hopcroft's blocks trim as they minimize: no trimmed table in between.
-    return minimize_table(classes, transitions, accepting, 0)
-
-
-def check_table_bytes(nbytes: int, limits: Limits, what: str) -> None:
-    """`BudgetExceeded` for `max_table_bytes` when a table of `nbytes` is over it."""
-    if nbytes > limits.max_table_bytes:
-        raise limits.exceeded("max_table_bytes", nbytes, f"{what} in bytes")
+from .ir.graph import check_references, find_cycle
+from .lowering.regular import inline_regular
+from .frontends.json_schema import JsonSchemaOptions, schema_to_grammar
+from .frontends.regex import parse_regex
+from .frontends.parsed import Parsed
+from .frontends.registry import read
+from .lowering.rule_automata import build_pushdown
+from .support.diagnostics import Diagnostic
 
 
 def precompute_token_sets(compiled: CompiledGrammar, limits: Limits = DEFAULT_LIMITS,
@@ -76,7 +45,7 @@ def precompute_token_sets(compiled: CompiledGrammar, limits: Limits = DEFAULT_LI
             if dfa_sets:
                 sets.get(state)
             else:
-                sets.ensure(state)
+                sets.get(state)
             check_table_bytes(compiled.nbytes(), limits, "compiled tables with token sets")
             deadline.check()
             if progress is not None:
@@ -117,8 +86,6 @@ def compile_regex(
     precompute: bool = False,
 ) -> CompiledGrammar:
     """Compile a regex (fullmatch semantics: the whole output must match) against `vocab`."""
-    from .frontends.regex import parse_regex
-
     with compile_deadline(limits):
         return compile_ir(parse_regex(pattern, limits=limits), vocab, source=pattern,
                           limits=limits, precompute=precompute)
@@ -127,19 +94,10 @@ def compile_regex(
 def clear_caches() -> None:
     """Forget the automata a process keeps across compiles (rule automata by structure,
     shared number and string automata, the edges of classes and automata, results of language
-    operations): the next compile builds them again, as the first compile of a process does."""
-    from .automata import flat_ir
-    from .automata import language_ops
-    from .lowering import rule_automata
-    from .frontends.json_schema import excluded_names
-    from .frontends.json_schema import numbers
-    from .frontends.json_schema import strings
-
-    rule_automata.clear_rule_dfas()
-    for cached in (language_ops._node_dfa, language_ops._product, flat_ir.class_edges,
-                   flat_ir.automaton_edges, strings._literals,
-                   numbers._number_leaf, excluded_names._without):
-        cached.cache_clear()
+    operations, every other registered cache of results, `support/caches.py`): the next compile
+    builds them again, as the first compile of a process does. The static caches (the parsers of
+    the regex and GBNF syntaxes, Unicode tables: nothing derived from an input) are kept."""
+    caches.clear_all()
 
 
 INLINE_NFA_FACTOR = 4
@@ -162,7 +120,7 @@ def _inlining(limits: Limits) -> Limits:
 def _over(exc: BudgetExceeded, limits: Limits) -> str:
     """What a first attempt went over: `max_inline_states`, or the error's own limit."""
     if limits.max_inline_states < limits.max_dfa_states and (
-            "max_dfa_states" in exc.message or "max_nfa_states" in exc.message):
+            exc.limit in ("max_dfa_states", "max_nfa_states")):
         return f"more than {limits.max_inline_states} states, Limits.max_inline_states"
     return exc.message
 
@@ -170,8 +128,6 @@ def _over(exc: BudgetExceeded, limits: Limits) -> str:
 def _kept_rules(grammar: Grammar, limits: Limits) -> PushdownTable:
     """Every rule kept as a rule but small leaf rules; every rule, if inlining those goes over
     budget."""
-    from .lowering.rule_automata import build_pushdown
-
     try:
         return build_pushdown(grammar, limits, keep_all=True, inline_leaves=True)
     except BudgetExceeded:
@@ -230,8 +186,6 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
             why = f"pushdown: the grammar is regular but its DFA is over budget ({_over(exc, limits)})"
     else:
         why = "pushdown: the grammar is recursive (" + " -> ".join(cycle) + ")"
-    from .lowering.rule_automata import build_pushdown
-
     try:
         if keep_all and kind != "pushdown":
             table = _kept_rules(grammar, limits)
@@ -262,11 +216,7 @@ def compile_gbnf(
     kind: str | None = None,
 ) -> CompiledGrammar:
     """Compile a GBNF grammar (llama.cpp's dialect) against `vocab`."""
-    from .frontends.gbnf import parse_gbnf
-
-    with compile_deadline(limits):
-        grammar = parse_gbnf(text, start=start, limits=limits)
-        return compile_grammar(grammar, vocab, limits=limits, precompute=precompute, kind=kind)
+    return _compile_text("gbnf", text, vocab, start, limits, precompute, kind)
 
 
 def compile_lark(
@@ -278,9 +228,67 @@ def compile_lark(
     precompute: bool = False,
     kind: str | None = None,
 ) -> CompiledGrammar:
-    """Compile a Lark grammar against `vocab`."""
-    from .frontends.lark_grammar import parse_lark
+    """Compile a Lark grammar against `vocab`; what the frontend ignored (priorities,
+    aliases, declared terminals) follows the backend's note in `CompiledGrammar.notes`."""
+    return _compile_text("lark", text, vocab, start, limits, precompute, kind)
 
+
+def _compile_text(language: str, text: str, vocab: Vocabulary, start: str, limits: Limits,
+                  precompute: bool, kind: str | None) -> CompiledGrammar:
+    """A grammar text read by its frontend (`frontends.registry`) and compiled; the
+    frontend's diagnostics become notes after the backend's."""
     with compile_deadline(limits):
-        grammar, _notes = parse_lark(text, start=start, limits=limits)
-        return compile_grammar(grammar, vocab, limits=limits, precompute=precompute, kind=kind)
+        grammar, diagnostics = read(language, text, start=start, import_paths=(), limits=limits)
+        compiled = compile_grammar(grammar, vocab, limits=limits, precompute=precompute,
+                                   kind=kind)
+    return _with_notes(compiled, diagnostics)
+
+
+def compile_json_schema(
+    schema: Any,
+    vocab: Vocabulary,
+    *,
+    options: JsonSchemaOptions | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    precompute: bool = False,
+    **option_fields: Any,
+) -> CompiledGrammar:
+    """Compile a JSON Schema against `vocab`. Options come as a `JsonSchemaOptions` or as its
+    fields (`strict=True`, `lenient=True`, `whitespace="compact"`, ...)."""
+    if options is None:
+        options = JsonSchemaOptions(**option_fields)
+    elif option_fields:
+        raise TypeError("pass either options= or option fields, not both")
+    with compile_deadline(limits):
+        return compile_parsed_schema(schema_to_grammar(schema, options, limits), vocab,
+                                     limits=limits, precompute=precompute)
+
+
+def compile_parsed_schema(parsed: Parsed, vocab: Vocabulary, *, limits: Limits = DEFAULT_LIMITS,
+                          precompute: bool = False) -> CompiledGrammar:
+    """Compile a schema's grammar (`schema_to_grammar`'s result); its diagnostics (what
+    lenient mode ignored, the relaxations taken) become notes after the backend's."""
+    try:
+        compiled = compile_grammar(parsed.grammar, vocab, limits=limits, precompute=precompute)
+    except GrammarError as exc:
+        if exc.code != "empty-language":
+            raise
+        raise GrammarError("no JSON value satisfies this schema, so nothing could be "
+                           "generated", code="empty-language", pointer="") from None
+    return _with_notes(compiled, parsed.diagnostics)
+
+
+def _with_notes(compiled: CompiledGrammar,
+                diagnostics: tuple[Diagnostic, ...]) -> CompiledGrammar:
+    """`compiled` with a frontend's diagnostics as notes after the backend's, each
+    `line:column: message` or `pointer: message` (the root pointer shown as `/`)."""
+    if not diagnostics:
+        return compiled
+    return dataclasses.replace(compiled, notes=compiled.notes + tuple(map(_note, diagnostics)))
+
+
+def _note(diagnostic: Diagnostic) -> str:
+    span, pointer = diagnostic.span, diagnostic.pointer
+    if span is not None:
+        return f"{span.line}:{span.column}: {diagnostic.message}"
+    return diagnostic.message if pointer is None else f"{pointer or '/'}: {diagnostic.message}"

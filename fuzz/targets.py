@@ -10,7 +10,8 @@ from grammask.compiler import GrammarError, compile_grammar, compile_ir
 import grammask.compiler.frontends.gbnf as gbnf
 from grammask.compiler.frontends.gbnf import parse_gbnf
 from grammask.compiler.ir.nodes import Grammar, Node
-from grammask.compiler.frontends.json_schema import JsonSchemaOptions, compile_json_schema, schema_to_grammar
+from grammask.compiler.frontends.json_schema import JsonSchemaOptions, schema_to_grammar
+from grammask.compiler import compile_json_schema
 from grammask.compiler.frontends.lark_grammar import parse_lark
 from grammask.compiler.frontends.regex import parse_regex
 from grammask.runtime import Matcher, Vocabulary

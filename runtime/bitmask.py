@@ -11,7 +11,19 @@ def allocate_token_bitmask(batch_size: int, vocab_size: int) -> np.ndarray:
     for name, v in (("batch_size", batch_size), ("vocab_size", vocab_size)):
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{name} must be a positive int, got {v!r}")
-    return np.zeros((int(batch_size), (int(vocab_size) + 31) // 32), dtype=np.int32)
+    return np.zeros((int(batch_size), bitmask_words(int(vocab_size))), dtype=np.int32)
+
+
+def bitmask_words(vocab_size: int) -> int:
+    """Words of 32 bits that one bitmask row over `vocab_size` logits needs."""
+    return (vocab_size + 31) // 32
+
+
+def ids_to_row(ids: np.ndarray, n_words: int) -> np.ndarray:
+    """An int32 bitmask row with the bits of `ids` set."""
+    bits = np.zeros(32 * n_words, dtype=np.bool_)
+    bits[np.asarray(ids, dtype=np.int64)] = True
+    return np.packbits(bits, bitorder="little").view(np.int32)
 
 
 _INT32 = np.dtype(np.int32)

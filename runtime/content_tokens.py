@@ -23,8 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .pushdown.kernels import next_shorter_prefix
-from .vocab.trie import TokenTrie, _common_prefix_lengths
+from .vocab.trie import TokenTrie, common_prefix_lengths, next_shorter_prefix
 
 _KERNEL = dict(cache=True, nogil=True)
 
@@ -307,7 +306,7 @@ def _subtrie(trie: TokenTrie, position: np.ndarray) -> TokenTrie:
         if len(position) else np.zeros(0, dtype=np.uint8)
     data = np.ascontiguousarray(data, dtype=np.uint8)
     return TokenTrie(ids=trie.ids[position], data=data, offsets=offsets,
-                     lcp=_common_prefix_lengths(data, offsets),
+                     lcp=common_prefix_lengths(data, offsets),
                      max_len=int(lengths.max()) if len(position) else 0)
 
 

@@ -5,27 +5,35 @@ trimmed, and a token is accepted only if all of its bytes keep the walk alive), 
 mask is never empty before termination: EOS is allowed exactly at complete matches, and some
 token always continues an incomplete one (for vocabularies that hold every single byte).
 
-`Matcher` holds what every grammar kind shares (argument checks, EOS and termination, history
-for rollback, bitmask rows) and walks DFA grammars; `Matcher(compiled)` of a pushdown grammar
-gives a `PushdownMatcher`, which overrides the backend hooks (`_fill`, `_advance_token`,
-`_advance_bytes`, `_complete`, `_snapshot`, `_restore`, `_copy_backend`, `_limits_changed`,
-`find_jump_forward_bytes`). A history entry is whatever `_snapshot` returns before a step.
+`Matcher` holds what every grammar kind shares: argument checks, EOS and termination, the
+history for rollback (a deque of the backend's `snapshot` before each step, at most
+`max_rollback_tokens` long) and bitmask rows. The recognizer of the grammar's kind is a
+`Backend` (`backend.py`): `DFABackend` or `PushdownBackend`, picked in `_BACKENDS` from
+`CompiledGrammar.kind`, the one place that tells the kinds apart. A step checks its arguments,
+takes a snapshot, calls one backend hook and appends the snapshot only if the hook advanced;
+the hot loop is that one hook call with a few attribute reads around it.
 """
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .bitmask import as_bitmask_array
+from .backends.base import Backend
+from .bitmask import as_bitmask_array, bitmask_words, ids_to_row
 from .compiled import CompiledGrammar
-from .dfa.kernels import walk_bytes
+from .backends.dfa import DFABackend
 from .errors import MatcherBudgetExceeded, MatcherError
+from .backends.pushdown import PushdownBackend
 from .run_limits import RuntimeLimits
-from .dfa.token_sets import bitmask_words, ids_to_row
 
 __all__ = ["Matcher", "MatcherBudgetExceeded", "MatcherError"]
+
+_BACKENDS: dict[str, Callable[[CompiledGrammar, RuntimeLimits], Backend]] = {
+    "dfa": DFABackend, "pushdown": PushdownBackend}
+"""The backend of each `CompiledGrammar.kind`."""
 
 
 def _check_token_id(token_id: Any, size: int) -> int:
@@ -43,6 +51,11 @@ def _check_count(name: str, value: Any) -> int:
     if value < 0:
         raise ValueError(f"{name} must be non-negative, got {value}")
     return int(value)
+
+
+def _check_limits(limits: Any) -> None:
+    if not isinstance(limits, RuntimeLimits):
+        raise TypeError(f"limits must be a RuntimeLimits, got {type(limits).__name__}")
 
 
 def _string_bytes(text: str | bytes) -> bytes:
@@ -72,31 +85,26 @@ class Matcher:
     `accept_token` returns False and nothing changes.
     """
 
-    def __new__(cls, compiled: CompiledGrammar, **kwargs: Any) -> "Matcher":
-        if cls is Matcher and isinstance(compiled, CompiledGrammar) and compiled.kind == "pushdown":
-            from .pushdown.matcher import PushdownMatcher
-
-            return super().__new__(PushdownMatcher)
-        return super().__new__(cls)
-
     def __init__(self, compiled: CompiledGrammar, *, max_rollback_tokens: int | None = None,
                  limits: RuntimeLimits | None = None) -> None:
         if not isinstance(compiled, CompiledGrammar):
             raise TypeError(f"Matcher needs a CompiledGrammar, got {type(compiled).__name__}")
         if max_rollback_tokens is not None:
             max_rollback_tokens = _check_count("max_rollback_tokens", max_rollback_tokens)
+        limits = compiled.runtime_limits if limits is None else limits
+        _check_limits(limits)
         self.compiled = compiled
         self.max_rollback_tokens = max_rollback_tokens
-        self.limits = compiled.runtime_limits if limits is None else limits
+        self._limits = limits
         vocab = compiled.vocab
         self._eos = frozenset(int(i) for i in vocab.eos_token_ids)
         self._size = vocab.size
         self._n_words = bitmask_words(vocab.size)
         self._eos_row = ids_to_row(vocab.eos_token_ids, self._n_words)
         self._terminated = False
-        self._history: deque[Any] = deque(maxlen=max_rollback_tokens)
-        self._init_backend()
-        self._initial = self._snapshot()
+        self._history: deque[int] = deque(maxlen=max_rollback_tokens)
+        self._backend: Backend = _BACKENDS[compiled.kind](compiled, limits)
+        self._initial = self._backend.snapshot()
 
     @property
     def limits(self) -> RuntimeLimits:
@@ -105,85 +113,9 @@ class Matcher:
 
     @limits.setter
     def limits(self, limits: RuntimeLimits) -> None:
-        if not isinstance(limits, RuntimeLimits):
-            raise TypeError(f"limits must be a RuntimeLimits, got {type(limits).__name__}")
+        _check_limits(limits)
         self._limits = limits
-        self._limits_changed()
-
-    def _limits_changed(self) -> None:
-        """Backend hook: `limits` was set (a DFA step is constant work: nothing to bound)."""
-
-    # -- DFA backend ---------------------------------------------------------------------
-
-    def _init_backend(self) -> None:
-        compiled = self.compiled
-        assert compiled.dfa is not None
-        self._dfa = compiled.dfa
-        self._sets = compiled.token_sets
-        self._tokens = compiled.vocab.grammar_token_list
-        self._tl, self._bc, self._accepting = compiled.transition_lists
-        self._state = self._dfa.start
-
-    def _fill(self, row: np.ndarray) -> None:
-        self._sets.get(self._state).fill(row)  # type: ignore[union-attr]
-
-    def _walk(self, data: bytes) -> int:
-        if len(data) > 64:
-            dfa = self._dfa
-            arr = np.frombuffer(data, dtype=np.uint8)
-            return int(walk_bytes(dfa.transitions, dfa.byte_class, arr, 0, len(arr), self._state))
-        s = self._state
-        tl, bc = self._tl, self._bc
-        for b in data:
-            s = tl[s][bc[b]]
-            if s < 0:
-                return -1
-        return s
-
-    def _advance_bytes(self, data: bytes) -> bool:
-        nxt = self._walk(data)
-        if nxt < 0:
-            return False
-        self._history.append(self._state)
-        self._state = nxt
-        return True
-
-    def _advance_token(self, tid: int) -> bool:
-        data = self._tokens[tid]
-        return bool(data) and self._advance_bytes(data)
-
-    def _complete(self) -> bool:
-        return bool(self._accepting[self._state])
-
-    def _snapshot(self) -> Any:
-        return self._state
-
-    def _restore(self, entry: Any) -> None:
-        self._state = entry
-
-    def _copy_backend(self, other: "Matcher") -> None:
-        """Give `other` (a shallow copy of self) state of its own."""
-
-    def find_jump_forward_bytes(self, max_bytes: int = 1024) -> bytes:
-        """The bytes every continuation must start with (empty when there is a choice, when
-        the text may end here, or after termination), up to `max_bytes`."""
-        if self._terminated:
-            return b""
-        tl, bc, accepting = self._tl, self._bc, self._accepting
-        classes: list[list[int]] = [[] for _ in range(self._dfa.n_classes)]
-        for b, c in enumerate(bc):
-            classes[c].append(b)
-        out = bytearray()
-        s = self._state
-        while len(out) < max_bytes and not accepting[s]:
-            moves = [c for c, t in enumerate(tl[s]) if t >= 0]
-            if len(moves) != 1 or len(classes[moves[0]]) != 1:
-                break
-            out.append(classes[moves[0]][0])
-            s = tl[s][bc[out[-1]]]
-        return bytes(out)
-
-    # -- shared --------------------------------------------------------------------------
+        self._backend.set_limits(limits)
 
     @property
     def vocab_size(self) -> int:
@@ -200,7 +132,7 @@ class Matcher:
         if self._terminated:
             np.copyto(row, self._eos_row)
         else:
-            self._fill(row)
+            self._backend.fill(row)
 
     def accept_token(self, token_id: int) -> bool:
         """Advance by one token; False (and nothing changes) when it is not allowed here."""
@@ -210,24 +142,31 @@ class Matcher:
             tid = _check_token_id(token_id, self._size)
         if self._terminated:
             raise MatcherError("the matcher has terminated (EOS accepted); reset or roll back first")
+        backend = self._backend
+        entry = backend.snapshot()
         if tid in self._eos:
-            if not self._complete():
+            if not backend.is_complete():
                 return False
-            self._history.append(self._snapshot())
             self._terminated = True
-            return True
-        return self._advance_token(tid)
+        elif not backend.advance_token(tid):
+            return False
+        self._history.append(entry)
+        return True
 
     def accept_string(self, text: str | bytes) -> bool:
         """Advance by the bytes of `text` as one step; all or nothing."""
         data = _string_bytes(text)
         if self._terminated:
             raise MatcherError("the matcher has terminated (EOS accepted); reset or roll back first")
-        return self._advance_bytes(data)
+        entry = self._backend.snapshot()
+        if not self._backend.advance_bytes(data):
+            return False
+        self._history.append(entry)
+        return True
 
     def can_terminate(self) -> bool:
         """Whether EOS is allowed now: the text so far is a complete match."""
-        return not self._terminated and self._complete()
+        return not self._terminated and self._backend.is_complete()
 
     def is_terminated(self) -> bool:
         """Whether EOS has been accepted."""
@@ -252,14 +191,21 @@ class Matcher:
             return
         for _ in range(n - 1):
             self._history.pop()
-        self._restore(self._history.pop())
+        self._backend.restore(self._history.pop())
         self._terminated = False
 
     def reset(self) -> None:
         """Back to the start of the grammar, history cleared."""
-        self._restore(self._initial)
+        self._backend.restore(self._initial)
         self._terminated = False
         self._history.clear()
+
+    def find_jump_forward_bytes(self, max_bytes: int = 1024) -> bytes:
+        """The bytes every continuation must start with (empty when there is a choice, when
+        the text may end here, or after termination), up to `max_bytes`."""
+        if self._terminated:
+            return b""
+        return self._backend.jump_forward_bytes(max_bytes)
 
     def find_jump_forward_string(self, max_bytes: int = 1024) -> str:
         """`find_jump_forward_bytes` cut to whole UTF-8 characters, as text."""
@@ -276,5 +222,9 @@ class Matcher:
         other = object.__new__(type(self))
         other.__dict__.update(self.__dict__)
         other._history = deque(self._history, maxlen=self.max_rollback_tokens)
-        self._copy_backend(other)
+        other._backend = self._backend.copy()
         return other
+
+    def memory_bytes(self) -> int:
+        """Memory held by this matcher's recognizer state (its grammar's tables not counted)."""
+        return self._backend.memory_bytes()

@@ -22,10 +22,11 @@ from grammask.compiler.analyses import (
     analyse_unused,
     estimate_size,
     lint_grammar,
-    nullable_rules,
-    productive_rules,
 )
-from grammask.compiler.analyses.common import fold, show_bytes
+from grammask.compiler.ir.summaries import productive_rules
+from grammask.compiler.ir.summaries import nullable_rules
+from grammask.compiler.analyses.common import show_bytes
+from grammask.compiler.ir.summaries import fold
 from grammask.compiler.analyses.recursion import left_refs
 from grammask.compiler.support.diagnostics import Diagnostic
 from grammask.compiler.ir.nodes import (
@@ -40,8 +41,8 @@ from grammask.compiler.ir.nodes import (
     Rule,
     RuleRef,
     Seq,
-    Span,
 )
+from grammask.compiler.support.diagnostics import Span
 from grammask.compiler.support.limits import DEFAULT_LIMITS, Limits
 from grammask.compiler.ir.graph import reachable_rules
 from grammask.compiler.lowering.rule_automata import productive_among
@@ -134,10 +135,10 @@ def test_productive_rules_are_those_with_a_finite_derivation(g: Grammar) -> None
 def test_productive_rules_examine_a_wide_rule_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A rule that uses 2,000 others is examined after them, not again as each turns out
     productive (which made an object of 5,000 member rules take minutes)."""
-    import grammask.compiler.lowering.rule_automata as rule_automata
+    import grammask.compiler.ir.summaries as summaries
 
-    real, calls = rule_automata.productive_node, []
-    monkeypatch.setattr(rule_automata, "productive_node",
+    real, calls = summaries.productive_node, []
+    monkeypatch.setattr(summaries, "productive_node",
                         lambda body, good: calls.append(body) or real(body, good))
     names = [f"r{i}" for i in range(2000)]
     g = grammar(("root", Seq(tuple(RuleRef(n) for n in names))), *((n, lit("x")) for n in names))

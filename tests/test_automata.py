@@ -16,7 +16,7 @@ from tests.support.equivalence import dfa_difference, nfa_dfa_difference
 from grammask.compiler.ir.nodes import EMPTY, NOTHING, CharClass, Choice, Literal, Repeat, Seq
 from grammask.compiler.automata.minimize import minimize
 from grammask.compiler.automata.nfa import build_nfa
-from grammask.compiler.pipeline import ir_to_dfa
+from grammask.compiler.automata.build import ir_to_dfa
 from grammask.compiler.ir.utf8 import utf8_sequences
 
 from .support.ir_strategies import ALPHABET, ir_trees

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import grammask.runtime.content_tokens as content
 from grammask.compiler import compile_gbnf, compile_lark, compile_regex
-from grammask.compiler.frontends.json_schema import compile_json_schema
+from grammask.compiler import compile_json_schema
 from grammask.runtime import Vocabulary
 from grammask.runtime.content_tokens import _MULTIBYTE, content_split, content_tokens
 from grammask.runtime.pushdown.token_sets import PushdownTokenSets

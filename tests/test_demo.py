@@ -11,13 +11,10 @@ import pytest
 from grammask.compiler import GrammarError
 from grammask.compiler.cli.demo import (
     DEFAULT_PATTERN,
-    TARGET,
     DemoResult,
-    ToyModel,
-    generate,
     run_demo,
-    sample_token,
 )
+from grammask.compiler.cli.toy_model import TARGET, ToyModel, generate, sample_token
 from grammask.compiler.cli.demo_schema import (
     PERSON_SCHEMA,
     PERSON_TARGET,

@@ -18,10 +18,10 @@ from grammask.compiler.ir.nodes import (
     Rule,
     RuleRef,
     Seq,
-    Span,
     complement_ranges,
     walk,
 )
+from grammask.compiler.support.diagnostics import Span
 from grammask.compiler.support.limits import Limits
 from hypothesis import given, settings
 from hypothesis import strategies as st

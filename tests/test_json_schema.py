@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from grammask.compiler import GrammarError, Limits
+from grammask.compiler import GrammarError, Limits, clear_caches, compile_json_schema
 from grammask.compiler.frontends.json_schema import (
-    JsonSchemaOptions, compile_json_schema, load_schema, schema_to_grammar,
+    JsonSchemaOptions, load_schema, schema_to_grammar,
 )
 from tests.support.json_schema_suite import accepts, byte_vocabulary
 
@@ -317,11 +317,11 @@ def test_members_and_elements_are_built_once(schema: object, monkeypatch) -> Non
     schemas avoid `true | false` and members whose futures coincide, which minimization
     merges too."""
     import grammask.compiler.automata.counted as counted
-    import grammask.compiler.pipeline as pipeline
+    import grammask.compiler.automata.build as build
     from grammask.compiler.automata.dfa import trim
 
     sizes: list[tuple[int, int]] = []
-    subset_table, minimize_table = pipeline.subset_table, pipeline.minimize_table
+    subset_table, minimize_table = build.subset_table, build.minimize_table
     subset_sets, quotient = counted.subset_sets, counted.quotient
 
     def counted_subset_table(nfa, classes, *args: object):  # type: ignore[no-untyped-def]
@@ -344,11 +344,11 @@ def test_members_and_elements_are_built_once(schema: object, monkeypatch) -> Non
         sizes[-1] = (sizes[-1][0], len(acc))
         return table, acc, rep
 
-    monkeypatch.setattr(pipeline, "subset_table", counted_subset_table)
-    monkeypatch.setattr(pipeline, "minimize_table", counted_minimize)
+    monkeypatch.setattr(build, "subset_table", counted_subset_table)
+    monkeypatch.setattr(build, "minimize_table", counted_minimize)
     monkeypatch.setattr(counted, "subset_sets", counted_subset)
     monkeypatch.setattr(counted, "quotient", counted_quotient)
-    pipeline.clear_caches()
+    clear_caches()
     assert compiled(schema).dfa is not None
     built, minimal = sizes[-1]
     assert built == minimal, sizes

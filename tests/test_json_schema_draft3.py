@@ -16,7 +16,7 @@ import pytest
 from jsonschema import Draft3Validator
 
 from grammask.compiler import GrammarError
-from grammask.compiler.frontends.json_schema import compile_json_schema
+from grammask.compiler import compile_json_schema
 from grammask.compiler.frontends.json_schema.document import SchemaDocument
 from grammask.compiler.support.limits import DEFAULT_LIMITS
 from tests.support.json_schema_suite import accepts, byte_vocabulary

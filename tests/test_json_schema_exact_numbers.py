@@ -14,13 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.compiler import BudgetExceeded, GrammarError, Limits
-from grammask.compiler.frontends.json_schema import compile_json_schema, load_schema
+from grammask.compiler.frontends.json_schema import load_schema
+from grammask.compiler import compile_json_schema
 from grammask.compiler.analyses.json_schema import lint_schema
 from grammask.compiler.frontends.json_schema.numbers import number_node
 from grammask.compiler.frontends.json_schema.values import (
     canonical, exact_number, json_type, number_digits,
 )
-from grammask.compiler.pipeline import ir_to_dfa
+from grammask.compiler.automata.build import ir_to_dfa
 from tests.support.json_schema_suite import accepts, byte_vocabulary
 
 from .support.budget import examples

@@ -15,7 +15,7 @@ from tests.support.equivalence import dfa_difference
 from grammask.compiler.ir.nodes import Choice, Literal
 from grammask.compiler.frontends.json_schema.excluded_names import without_names
 from grammask.compiler.frontends.json_schema.strings import json_string
-from grammask.compiler.frontends.json_schema.values import string_literal
+from grammask.compiler.frontends.json_schema.literals import string_literal
 from grammask.compiler.automata.language_ops import as_dfa, difference
 from grammask.compiler.support.limits import DEFAULT_LIMITS
 from hypothesis import given, settings

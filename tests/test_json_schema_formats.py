@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from grammask.compiler.support.errors import GrammarError
 from grammask.compiler.frontends.json_schema.formats import KNOWN_FORMATS, format_node
-from grammask.compiler.pipeline import ir_to_dfa
+from grammask.compiler.automata.build import ir_to_dfa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 from grammask.compiler import GrammarError
-from grammask.compiler.frontends.json_schema import compile_json_schema
+from grammask.compiler import compile_json_schema
 from grammask.runtime import Matcher, Vocabulary, allocate_token_bitmask
 
 from .support.budget import examples

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.compiler import GrammarError
-from grammask.compiler.frontends.json_schema import compile_json_schema
+from grammask.compiler import compile_json_schema
 from tests.support.budget import examples
 from tests.support.json_schema_suite import accepts, byte_vocabulary
 

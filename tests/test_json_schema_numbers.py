@@ -24,7 +24,7 @@ from grammask.compiler.support.errors import BudgetExceeded, GrammarError
 from grammask.compiler.ir.nodes import Node
 from grammask.compiler.frontends.json_schema.numbers import number_node
 from grammask.compiler.automata.nfa import build_nfa
-from grammask.compiler.pipeline import ir_to_dfa
+from grammask.compiler.automata.build import ir_to_dfa
 from grammask.compiler.frontends.regex import parse_regex
 
 from .support.budget import examples

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.compiler import GrammarError
-from grammask.compiler.frontends.json_schema import compile_json_schema
+from grammask.compiler import compile_json_schema
 from grammask.compiler.frontends.json_schema.formats import KNOWN_FORMATS, format_node, format_superset
 from grammask.compiler.frontends.json_schema.relaxations import RELAXATIONS
 from grammask.compiler.automata.language_ops import as_dfa, difference

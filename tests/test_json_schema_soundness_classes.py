@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from grammask.compiler import GrammarError
-from grammask.compiler.frontends.json_schema import compile_json_schema
+from grammask.compiler import compile_json_schema
 
 from .support.json_schema_exact import exact_validator, exact_verdict
 from .support.json_schema_suite import accepts, byte_vocabulary

@@ -18,7 +18,7 @@ import pytest
 from grammask.compiler import BudgetExceeded, GrammarError, Limits
 from grammask.compiler.ir.nodes import Automaton, CharClass, Repeat, walk
 from grammask.compiler.frontends.json_schema.strings import ecma_pattern, json_string
-from grammask.compiler.pipeline import ir_to_dfa
+from grammask.compiler.automata.build import ir_to_dfa
 from grammask.compiler.frontends.regex import parse_regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -418,7 +418,7 @@ CHUNKED_BOUNDS = [(0, 65535), (600, 2000), (0, 600), (512, None), (700, 700), (8
 def test_long_string_bounds_are_exact(lo, hi):
     """Bounds past CHUNKED_FROM are counted in kept chunk rules: exact at every boundary, with
     raw, escaped and surrogate-pair characters each counting one."""
-    from grammask.compiler.frontends.json_schema import compile_json_schema
+    from grammask.compiler import compile_json_schema
     from grammask.compiler.frontends.json_schema.strings import CHUNK, CHUNKED_FROM
     from grammask.runtime import Matcher
 
@@ -444,7 +444,7 @@ def test_long_string_bounds_are_exact(lo, hi):
 
 
 def test_long_string_token_by_token():
-    from grammask.compiler.frontends.json_schema import compile_json_schema
+    from grammask.compiler import compile_json_schema
     from grammask.runtime import Matcher, Vocabulary
     from grammask.runtime.bitmask import allocate_token_bitmask
 

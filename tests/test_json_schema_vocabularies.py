@@ -17,7 +17,7 @@ import pytest
 from jsonschema import validators
 
 from grammask.compiler import GrammarError
-from grammask.compiler.frontends.json_schema import compile_json_schema
+from grammask.compiler import compile_json_schema
 from grammask.compiler.frontends.json_schema.constraints import HANDLED, PRESENCE, UNSUPPORTED
 from grammask.compiler.frontends.json_schema.document import SchemaDocument
 from grammask.compiler.frontends.json_schema.vocabularies import (

@@ -14,7 +14,7 @@ from grammask.compiler.ir.nodes import CharClass, Choice, Grammar, Literal, Node
 from grammask.compiler.frontends.lark_grammar import IGNORE_RULE, parse_lark
 from grammask.compiler.frontends.lark_terminals import _cased, _fold_char, shorthand_ranges
 from grammask.compiler.support.limits import Limits
-from grammask.compiler.pipeline import ir_to_dfa
+from grammask.compiler.automata.build import ir_to_dfa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lark import Lark
@@ -149,7 +149,7 @@ def single(terminal: str) -> str:
 def test_common_terminal_matches_what_lark_lexes(terminal: str) -> None:
     text = single(terminal)
     grammar, notes = parse_lark(text)
-    assert notes == []
+    assert notes == ()
     assert grammar.rule(terminal) is not None
     dfa = dfa_of(text)
     rng = random.Random(terminal)
@@ -204,7 +204,7 @@ def test_c_comment_agrees_with_lark_everywhere(s: str) -> None:
 
 def test_strings_and_regexes() -> None:
     grammar, notes = parse_lark('start: "ab" NAME /[0-9]+/\nNAME: /[a-z]+/\n')
-    assert notes == []
+    assert notes == ()
     assert grammar.rule("start").body == Seq((RuleRef("AB"), RuleRef("NAME"), RuleRef("__ANON_0")))
     assert grammar.rule("AB").body == Literal(b"ab")
     assert grammar.rule("NAME").body == Repeat(CharClass(((97, 122),)), 1, None)
@@ -299,7 +299,7 @@ def test_imports_of_common() -> None:
     text = ("%import common (NUMBER, WS, CNAME, ESCAPED_STRING, SIGNED_NUMBER, INT, WORD, LETTER, DIGIT, NEWLINE)\n"
             "start: NUMBER CNAME ESCAPED_STRING SIGNED_NUMBER INT WORD LETTER DIGIT NEWLINE WS\n")
     grammar, notes = parse_lark(text)
-    assert notes == []
+    assert notes == ()
     names = [r.name for r in grammar.rules]
     assert names[0] == "start" and set(names[1:]) == set(re.findall(r"[A-Z_]+", text.split("\n")[1]))
     assert grammar.rule("NUMBER").span.line == 1
@@ -336,7 +336,7 @@ def test_ignore_several_terminals_and_expressions() -> None:
 def test_tree_shaping_is_accepted_silently() -> None:
     text = '?start: _pair | kw\n_pair: item item\n!kw: "k"\nitem: "i"\n'
     grammar, notes = parse_lark(text)
-    assert notes == []
+    assert notes == ()
     assert [r.name for r in grammar.rules][:4] == ["start", "_pair", "kw", "item"]
 
 

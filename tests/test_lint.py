@@ -553,7 +553,7 @@ def test_diagnostics_doc_covers_every_code() -> None:
 def test_diagnostics_doc_repeat_limit_line() -> None:
     from grammask.compiler.analyses import analyse_repeat_limits
     from grammask.compiler.support.diagnostics import render
-    from grammask.compiler.ir.nodes import Span
+    from grammask.compiler.support.diagnostics import Span
 
     node = Repeat(Literal(b"x"), 0, 20000, Span(1, 14, 1, 20))
     (diag,) = analyse_repeat_limits(Grammar((Rule("root", node),)), DEFAULT_LIMITS)

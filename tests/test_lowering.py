@@ -5,9 +5,11 @@ import pytest
 
 from grammask.compiler import BudgetExceeded, GrammarError, Limits
 from tests.support.equivalence import dfa_difference
-from grammask.compiler.ir.nodes import Choice, Grammar, Literal, Repeat, Rule, RuleRef, Seq, Span
-from grammask.compiler.ir.graph import find_cycle, inline_regular, reachable_rules
-from grammask.compiler.pipeline import ir_to_dfa
+from grammask.compiler.ir.nodes import Choice, Grammar, Literal, Repeat, Rule, RuleRef, Seq
+from grammask.compiler.support.diagnostics import Span
+from grammask.compiler.ir.graph import find_cycle, reachable_rules
+from grammask.compiler.lowering.regular import inline_regular
+from grammask.compiler.automata.build import ir_to_dfa
 
 A, B = Literal(b"a"), Literal(b"b")
 

@@ -35,10 +35,13 @@ def accepts(compiled: CompiledGrammar, text: bytes) -> bool:
 
 
 def budget(limit: str, run: object) -> BudgetExceeded:
-    """The BudgetExceeded that `run()` raises, checked to name `limit` and how to raise it."""
+    """The BudgetExceeded that `run()` raises, checked to name `limit` and how to raise it, in
+    its text and in its fields."""
     with pytest.raises(BudgetExceeded) as info:
         run()  # type: ignore[operator]
     assert f"Limits.{limit}=" in str(info.value) and f"--limit {limit}=" in str(info.value)
+    assert info.value.limit == limit and f"Limits.{limit}={info.value.value}" in str(info.value)
+    assert info.value.measured is not None
     return info.value
 
 

@@ -18,9 +18,9 @@ from grammask.compiler.ir.nodes import (
     Node,
     Repeat,
     Seq,
-    Span,
     complement_ranges,
 )
+from grammask.compiler.support.diagnostics import Span
 from grammask.compiler.support.limits import Limits
 from grammask.compiler.frontends.regex import parse_regex
 

@@ -19,21 +19,31 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from typing import Any
 
-from . import productive_rules, sort_diagnostics
+from . import sort_diagnostics
+from ..ir.summaries import productive_node, productive_rules
 from .size import analyse_backend
 from ..support.diagnostics import Diagnostic
 from ..support.errors import GrammarError
-from ..ir.nodes import Grammar, Span
+from ..ir.nodes import Grammar
+from ..support.diagnostics import Span
 from ..support.limits import DEFAULT_LIMITS, Limits
 from ..frontends.json_schema import load_schema
-from ..frontends.json_schema.constraints import NEGATED, TYPES, Collector, Conjunction, Constraints, conjunction
-from ..frontends.json_schema.constraints import location
+from ..frontends.json_schema.constraints import (
+    LENIENT_SUFFIXES,
+    NEGATED,
+    TYPES,
+    Collector,
+    Conjunction,
+    Constraints,
+    conjunction,
+    location,
+)
 from ..frontends.json_schema.document import SchemaDocument, join
 from ..frontends.json_schema.locate import JsonPositions
 from ..frontends.json_schema.options import JsonSchemaOptions
-from ..frontends.json_schema.relaxations import noted_relaxation
 from ..frontends.json_schema.translate import Translator
 
 __all__ = ["SCHEMA_CODES", "lint_schema", "lenient_warnings", "located_error"]
@@ -56,12 +66,13 @@ SCHEMA_CODES: dict[str, tuple[str, str]] = {
 }
 
 _LENIENT_ADVICE = {
-    "; ignored (lenient)": "; compile with lenient=True (CLI: --lenient) to ignore it (the "
-                           "output may then violate it)",
-    "; read as anyOf (lenient)": "; make them disjoint (for example with a const "
-                                 "discriminator property), use anyOf, or compile with "
-                                 "lenient=True (CLI: --lenient) to read it as anyOf",
+    "schema-lenient-ignored": "; compile with lenient=True (CLI: --lenient) to ignore it (the "
+                              "output may then violate it)",
+    "schema-oneof-as-anyof": "; make them disjoint (for example with a const discriminator "
+                             "property), use anyOf, or compile with lenient=True (CLI: "
+                             "--lenient) to read it as anyOf",
 }
+"""What lint says instead of a lenient warning's `LENIENT_SUFFIXES` when lenient is off."""
 _OPTIONAL_HINT = re.compile(
     r"\b(optional(ly)?|if (known|any|available|applicable|present|given|stated|mentioned|"
     r"provided)|when (known|available)|may be (omitted|missing|absent|empty|unknown|null)|"
@@ -74,25 +85,8 @@ _NULL_SEARCH = 256
 _SHOWN = 4
 
 
-def _split_pointer(message: str, known: set[str]) -> tuple[str | None, str]:
-    """The JSON pointer a frontend message starts with (`/a/b: ...`) and the rest; a pointer
-    holding ': ' itself is recognized when it is one of `known`."""
-    if not message.startswith("/") or ": " not in message:
-        return None, message
-    cuts = [m.start() for m in re.finditer(": ", message)]
-    for cut in cuts:
-        if message[:cut] in known:
-            return message[:cut], message[cut + 2:]
-    return message[:cuts[0]], message[cuts[0] + 2:]
-
-
-def _diagnostic(error: GrammarError, positions: JsonPositions | None,
-                known: set[str]) -> Diagnostic:
+def _diagnostic(error: GrammarError, positions: JsonPositions | None) -> Diagnostic:
     pointer, message = error.pointer, error.message
-    if pointer is None:
-        pointer, message = _split_pointer(message, known)
-    else:
-        message = message.removeprefix(pointer + ": ")
     if pointer == "/":
         pointer = ""
     if "(CLI: --lenient)" not in message:
@@ -108,45 +102,39 @@ def _diagnostic(error: GrammarError, positions: JsonPositions | None,
     return Diagnostic("error", error.code or "invalid-schema", message, span, pointer)
 
 
-def _positions(text: str) -> tuple[JsonPositions | None, set[str]]:
-    """The positions of `text` (None if it is not JSON) and the pointers found in it."""
+def _positions(text: str) -> JsonPositions | None:
+    """The positions of `text` (None if it is not JSON)."""
     try:
-        positions = JsonPositions(text)
+        return JsonPositions(text)
     except ValueError:
-        return None, set()
-    return positions, set(positions.located)
+        return None
 
 
 def located_error(error: GrammarError, schema_text: str) -> GrammarError:
     """`error` (raised for the schema `schema_text`) located in the text: line and column of
     its JSON pointer (of the offending character, for a pattern), the pointer on its own and
     the message without it."""
-    diag = _diagnostic(error, *_positions(schema_text))
+    diag = _diagnostic(error, _positions(schema_text))
     line = column = None
     if diag.span is not None:
         line, column = diag.span.line, diag.span.column or None
-    return GrammarError(diag.message, line=line, column=column, pointer=diag.pointer or None,
-                        source=error.source, code=diag.code)
+    return error.located(message=diag.message, line=line, column=column,
+                         pointer=diag.pointer or None, code=diag.code)
 
 
-def _lenient_warnings(warnings: list[str] | tuple[str, ...], positions: JsonPositions | None,
-                 known: set[str]) -> list[Diagnostic]:
-    out = []
-    for warning in warnings:
-        pointer, message = _split_pointer(warning, known)
-        pointer = pointer or ""
-        code = "schema-oneof-as-anyof" if pointer.endswith("/oneOf") else "schema-lenient-ignored"
-        if noted_relaxation(message) is not None:
-            code = "schema-sound-subset"
-        span = positions.span(pointer) if positions is not None else None
-        out.append(Diagnostic(SCHEMA_CODES[code][0], code, message, span, pointer))
-    return out
+def _located(found: Sequence[Diagnostic], positions: JsonPositions | None) -> list[Diagnostic]:
+    """The frontend's diagnostics (lenient warnings, relaxations) with the severity of their
+    code and the span of their pointer."""
+    return [Diagnostic(SCHEMA_CODES[d.code][0], d.code, d.message,
+                       positions.span(d.pointer or "") if positions is not None else None,
+                       d.pointer or "")
+            for d in found]
 
 
-def lenient_warnings(warnings: list[str] | tuple[str, ...], schema_text: str) -> list[Diagnostic]:
-    """The lenient ignored keywords a translation reported (`schema_to_grammar`'s warnings, the
-    notes `compile_json_schema` adds) as warnings located in `schema_text`."""
-    return _lenient_warnings(warnings, *_positions(schema_text))
+def lenient_warnings(found: Sequence[Diagnostic], schema_text: str) -> list[Diagnostic]:
+    """What lenient mode ignored and which relaxations were taken (`schema_to_grammar`'s
+    diagnostics), located in `schema_text`."""
+    return _located(found, _positions(schema_text))
 
 
 def _translate(doc: SchemaDocument, options: JsonSchemaOptions,
@@ -164,13 +152,13 @@ def lint_schema(schema_text: str, path: str, options: JsonSchemaOptions | None =
     try:
         data = load_schema(schema_text, limits)
     except GrammarError as exc:
-        return [_diagnostic(exc, None, set())]
+        return [_diagnostic(exc, None)]
     except RecursionError:
         return [Diagnostic("error", "invalid-schema", "the JSON text is nested too deeply to "
                            "read")]
-    positions, known = _positions(schema_text)
+    positions = _positions(schema_text)
     try:
-        found = _lint(data, options, limits, stats, positions, known)
+        found = _lint(data, options, limits, stats, positions)
     except RecursionError:
         return [Diagnostic("error", "invalid-schema", "the schema is nested too deeply")]
     except Exception as exc:  # noqa: BLE001 - a frontend bug must not become a traceback
@@ -185,11 +173,11 @@ def lint_schema(schema_text: str, path: str, options: JsonSchemaOptions | None =
 
 
 def _lint(data: Any, options: JsonSchemaOptions, limits: Limits, stats: bool,
-          positions: JsonPositions | None, known: set[str]) -> list[Diagnostic]:
+          positions: JsonPositions | None) -> list[Diagnostic]:
     try:
         doc = SchemaDocument(data, limits)
     except GrammarError as exc:
-        return [_diagnostic(exc, positions, known)]
+        return [_diagnostic(exc, positions)]
     found: list[Diagnostic] = []
 
     def add(severity: str, code: str, message: str, pointer: str) -> None:
@@ -199,7 +187,7 @@ def _lint(data: Any, options: JsonSchemaOptions, limits: Limits, stats: bool,
     try:
         translator, grammar = _translate(doc, options, limits)
     except GrammarError as exc:
-        found.append(_diagnostic(exc, positions, known))
+        found.append(_diagnostic(exc, positions))
         if options.lenient or exc.code not in ("unsupported-keyword", "unsupported-format"):
             return found
         first = found[0].pointer
@@ -207,18 +195,17 @@ def _lint(data: Any, options: JsonSchemaOptions, limits: Limits, stats: bool,
         try:
             translator, _ = _translate(doc, lenient, limits)
         except GrammarError as again:
-            diag = _diagnostic(again, positions, known)
+            diag = _diagnostic(again, positions)
             return found + ([diag] if diag.pointer != first else [])
         for warning in translator.warnings:
-            pointer, message = _split_pointer(warning, known)
-            if pointer is None or pointer == first:
+            pointer, message = warning.pointer or "", warning.message
+            if pointer == first:
                 continue
-            if noted_relaxation(message) is not None:
-                add("info", "schema-sound-subset", message, pointer)
+            if warning.code == "schema-sound-subset":
+                add("info", warning.code, message, pointer)
                 continue
-            for suffix, advice in _LENIENT_ADVICE.items():
-                if message.endswith(suffix):
-                    message = message.removesuffix(suffix) + advice
+            message = message.removesuffix(LENIENT_SUFFIXES[warning.code]) + \
+                _LENIENT_ADVICE[warning.code]
             code = "unsupported-format" if pointer.endswith("/format") else "unsupported-keyword"
             add("error", code, message, pointer)
         found.extend(_findings(translator, doc, options, positions))
@@ -226,7 +213,7 @@ def _lint(data: Any, options: JsonSchemaOptions, limits: Limits, stats: bool,
     if grammar.start not in productive_rules(grammar):
         add("error", "empty-language", "no JSON value satisfies this schema, so nothing could "
             "be generated" + _empty_parts(translator, grammar), "")
-    found.extend(_lenient_warnings(translator.warnings, positions, known))
+    found.extend(_located(translator.warnings, positions))
     found.extend(_findings(translator, doc, options, positions))
     if stats:
         found.extend(analyse_backend(grammar, limits))
@@ -245,8 +232,6 @@ def _unique(found: list[Diagnostic]) -> list[Diagnostic]:
 
 def _empty_parts(translator: Translator, grammar: Grammar) -> str:
     """Which subschemas admit no value on their own (their rule is empty whatever it uses)."""
-    from .productivity import productive_node
-
     pointers = {name: conj[0][0] for (conj, _), name in translator.names.items() if conj}
     empty = [pointers[r.name] for r in grammar.rules
              if r.name in pointers and pointers[r.name]

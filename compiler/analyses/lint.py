@@ -1,5 +1,5 @@
-"""Linting grammar files: read a file, pick the frontend by extension (`.gbnf`, `.lark`,
-`.regex`) or by an explicit language, run the analyses of `compiler.analyses`, and write the
+"""Linting grammar files: read a file, pick the frontend by extension or by an explicit
+language (`frontends.registry`), run the analyses of `compiler.analyses`, and write the
 findings as compiler-style text, JSON lines or a SARIF 2.1.0 log.
 
 Input that cannot be linted at all (missing or unreadable file, a directory, bytes that are not
@@ -20,15 +20,14 @@ from . import CODES, Analysis, lint_grammar, sort_diagnostics
 from .size import analyse_backend
 from ..support.diagnostics import Diagnostic, render
 from ..support.errors import GrammarError
-from ..ir.nodes import Grammar, Rule, Span
+from ..ir.nodes import Grammar
+from ..support.diagnostics import Span
 from ..support.limits import DEFAULT_LIMITS, Limits
+from ..frontends.registry import language_for, read
 
-__all__ = ["EXTENSIONS", "LANGUAGES", "FileReport", "exit_status", "format_json",
-           "format_sarif", "format_text", "language_for", "lint_file", "lint_source",
-           "parse_source", "read_source", "summary"]
+__all__ = ["FileReport", "exit_status", "format_json", "format_sarif", "format_text",
+           "lint_file", "lint_source", "read_source", "summary"]
 
-LANGUAGES = ("gbnf", "lark", "regex")
-EXTENSIONS = {".gbnf": "gbnf", ".lark": "lark", ".regex": "regex"}
 STDIN = "-"
 STDIN_LABEL = "<stdin>"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -44,22 +43,6 @@ class FileReport:
     text: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     rejected: bool = False
-
-
-def language_for(path: str, language: str | None = None) -> str:
-    """The grammar language of `path`: `language` when given, else from the extension.
-    ValueError when neither tells (stdin always needs `language`)."""
-    if language is not None:
-        if language not in LANGUAGES:
-            raise ValueError(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
-        return language
-    if path == STDIN:
-        raise ValueError("reading stdin ('-') needs --language gbnf|lark|regex")
-    found = EXTENSIONS.get(Path(path).suffix.lower())
-    if found is None:
-        raise ValueError(f"{path}: cannot tell the grammar language from the extension"
-                         " (expected .gbnf, .lark or .regex); use --language gbnf|lark|regex")
-    return found
 
 
 def _point(text: str, offset: int) -> Span:
@@ -127,28 +110,6 @@ def _relocated(diag: Diagnostic, text: str) -> Diagnostic:
                       diag.pointer)
 
 
-def parse_source(language: str, path: str, text: str, start: str | None = None,
-                 limits: Limits = DEFAULT_LIMITS) -> tuple[Grammar, list[Diagnostic]]:
-    """The grammar IR of `text` in `language` and the frontend's notes; a regex becomes one
-    rule called `regex` (one trailing newline ignored). Raises the frontend's GrammarError."""
-    if language == "gbnf":
-        from ..frontends.gbnf import parse_gbnf
-
-        return parse_gbnf(text, source=path, start=start or "root", limits=limits), []
-    if language == "lark":
-        from ..frontends.lark_grammar import parse_lark
-
-        paths = () if path in (STDIN, STDIN_LABEL) else (str(Path(path).parent),)
-        grammar, notes = parse_lark(text, start=start or "start", source=path,
-                                    import_paths=paths, limits=limits)
-        return grammar, list(notes)
-    from ..frontends.regex import parse_regex
-
-    pattern = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
-    node = parse_regex(pattern, limits=limits)
-    return Grammar((Rule("regex", node, Span(1, 1, 1, max(len(pattern), 1))),), "regex", path), []
-
-
 def lint_source(path: str, text: str, fmt: str | None = None, limits: Limits = DEFAULT_LIMITS,
                 start: str | None = None, *, stats: bool = False) -> list[Diagnostic]:
     """Lint grammar `text` read from `path`: `fmt` is its language (gbnf, lark, regex; None:
@@ -161,7 +122,7 @@ def lint_source(path: str, text: str, fmt: str | None = None, limits: Limits = D
     if too_big is not None:
         return [too_big]
     try:
-        grammar, notes = parse_source(language, path, text, start, limits)
+        grammar, notes = read(language, text, source=path, start=start, limits=limits)
     except GrammarError as exc:
         diag = Diagnostic.from_error(exc)
         if not diag.code:
@@ -171,7 +132,7 @@ def lint_source(path: str, text: str, fmt: str | None = None, limits: Limits = D
         return [Diagnostic("error", "syntax", "the grammar is too deeply nested")]
     except Exception as exc:  # noqa: BLE001 - a frontend bug must not become a traceback
         return [_internal(f"the {language} frontend", exc)]
-    found = _run(lint_grammar, grammar, limits) + notes
+    found = _run(lint_grammar, grammar, limits) + list(notes)
     if stats:
         found += _run(analyse_backend, grammar, limits)
     if language == "regex":

@@ -4,7 +4,9 @@ from __future__ import annotations
 from ..support.diagnostics import Diagnostic
 from ..ir.nodes import Grammar, Repeat, walk
 from ..support.limits import Limits
-from .common import diagnostic, nullable_node, nullable_rules
+from .common import diagnostic
+from ..ir.summaries import nullable_rules
+from ..ir.summaries import nullable_node
 
 __all__ = ["analyse_nullable_loops", "analyse_repeat_limits"]
 

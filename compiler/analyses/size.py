@@ -11,13 +11,13 @@ per position, so positions above `Limits.max_dfa_states` make a DFA budget error
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from ...runtime.compiled import CompiledGrammar
 from ...runtime.vocab.vocabulary import Vocabulary
 from ..support.diagnostics import Diagnostic
 from ..support.errors import BudgetExceeded, GrammarError
+from ..support.caches import memo
 from ..ir.nodes import (
     Automaton,
     CharClass,
@@ -34,7 +34,8 @@ from ..support.limits import Limits
 from ..ir.graph import dependency_order, find_cycle, reachable_rules
 from ..pipeline import compile_grammar
 from ..ir.utf8 import utf8_sequences
-from .common import diagnostic, fold, rule_span
+from .common import diagnostic, rule_span
+from ..ir.summaries import fold
 
 __all__ = ["SizeEstimate", "analyse_backend", "analyse_size", "analyse_stats", "automata_sizes",
            "compile_structure", "estimate_size"]
@@ -151,7 +152,7 @@ def analyse_stats(grammar: Grammar, limits: Limits) -> list[Diagnostic]:
     return [diagnostic("stats", message)]
 
 
-@functools.cache
+@memo(maxsize=1, static=True)
 def _no_tokens() -> Vocabulary:
     return Vocabulary.from_token_bytes([None], 0)
 

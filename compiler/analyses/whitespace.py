@@ -10,20 +10,22 @@ from ..support.diagnostics import Diagnostic
 from ..ir.nodes import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, walk
 from ..support.limits import Limits
 from ..ir.graph import reachable_rules
-from .common import WHITESPACE, diagnostic, fold, rule_fixpoint
+from .common import WHITESPACE_BYTES, diagnostic
+from ..ir.summaries import rule_fixpoint
+from ..ir.summaries import fold
 
 __all__ = ["analyse_json_whitespace", "analyse_unbounded_whitespace", "whitespace_only"]
 
 
 def _class_is_whitespace(node: CharClass) -> bool:
-    return all(hi - lo < 32 and all(c in WHITESPACE for c in range(lo, hi + 1))
+    return all(hi - lo < 32 and all(c in WHITESPACE_BYTES for c in range(lo, hi + 1))
                for lo, hi in node.ranges)
 
 
 def _terminal_kind(node: Node) -> str | None:
     """'ws' for a terminal of whitespace only, 'other' for any other terminal, else None."""
     if isinstance(node, Literal):
-        return "ws" if all(b in WHITESPACE for b in node.data) else "other"
+        return "ws" if all(b in WHITESPACE_BYTES for b in node.data) else "other"
     if isinstance(node, CharClass):
         if not node.ranges:
             return None
@@ -96,7 +98,7 @@ def analyse_json_whitespace(grammar: Grammar, limits: Limits) -> list[Diagnostic
                 if first is None and (b"{" in node.data or b"[" in node.data):
                     first = node
             if _terminal_kind(node) == "ws" or (
-                    isinstance(node, Literal) and any(b in WHITESPACE for b in node.data)):
+                    isinstance(node, Literal) and any(b in WHITESPACE_BYTES for b in node.data)):
                 return []
     json_like = {ord("{"), ord(":"), ord('"')} <= seen or {ord("["), ord(",")} <= seen
     if not json_like:

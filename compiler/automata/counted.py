@@ -31,7 +31,7 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit
 
-from .dfa import Table, byte_classes, edge_columns, read_only, subset_sets, trimmed
+from .dfa import UncheckedDFA, byte_classes, edge_columns, read_only, subset_sets, trimmed
 from .flat_ir import FlatIR
 from ..support.limits import Limits
 from .minimize import hopcroft_blocks, quotient
@@ -182,7 +182,7 @@ def _expand(table, accepting, group, is_loop, gsig, sig_cols, sig_bound):  # typ
 
 
 def counted_dfa(nfa: NFA, counted: np.ndarray, classes: np.ndarray, n_calls: int,
-                limits: Limits) -> Table | None:
+                limits: Limits) -> UncheckedDFA | None:
     """The trimmed DFA (unchecked; byte columns merged, `n_calls` call columns last) of `nfa`
     with each counted loop (rows (state, bound) of `counted`) passed at most its bound in a
     row; None when the loops cannot be counted (module docstring). Not minimal in general: a
@@ -229,7 +229,7 @@ def _unchanged(nfa: NFA) -> NFA:
 
 
 def counted_or_nfa(flat: FlatIR, limits: Limits,
-                   adjust: Callable[[NFA], NFA] = _unchanged) -> Table | NFA:
+                   adjust: Callable[[NFA], NFA] = _unchanged) -> UncheckedDFA | NFA:
     """The automaton of `flat` (calls as the last columns) with its bounded repetitions of
     one-byte classes counted; when it has none or they cannot be counted, its NFA built copy
     by copy, for the caller's subset construction. `adjust` rewrites either NFA first (the

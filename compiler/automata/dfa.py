@@ -1,4 +1,5 @@
-"""Subset construction: byte-level NFA → trimmed DFA over byte classes.
+"""Byte-level NFA → trimmed DFA over byte classes: the driver of determinization (the kernel
+itself is `subset_kernel.py`), trimming, and merging equal columns.
 
 Byte classes partition 0..255 so that no NFA edge separates two bytes of one class; the DFA is
 built per class, so a table row has one entry per class instead of 256. The result is trimmed
@@ -17,8 +18,9 @@ from numba import njit
 from ...runtime.dfa.kernels import breadth_first_order, reachable_and_live
 from ...runtime.dfa.table import DFATable
 from ..support.limits import DEFAULT_LIMITS, Limits
-from .nfa import CALL, NFA
-from .determinize import subset_construction
+from .nfa import NFA
+from .flat_ir import CALL
+from .subset_kernel import subset_construction
 
 
 def byte_classes(nfas: NFA | Iterable[NFA]) -> np.ndarray:
@@ -156,7 +158,7 @@ def read_only(a: np.ndarray) -> np.ndarray:
     return view
 
 
-class Table(NamedTuple):
+class UncheckedDFA(NamedTuple):
     """A trimmed DFA as arrays, start 0 (the empty language: one state, no moves), before it
     is checked as a `DFATable`: what rule automata stay, since `PushdownTable` checks them
     once assembled."""
@@ -184,11 +186,11 @@ def trimmed_dfa(byte_class: np.ndarray, table: np.ndarray, accepting: np.ndarray
 
 
 def trimmed(byte_class: np.ndarray, table: np.ndarray, accepting: np.ndarray,
-            compact: bool = True, n_calls: int = 0) -> Table:
+            compact: bool = True, n_calls: int = 0) -> UncheckedDFA:
     """`trimmed_dfa`'s arrays, unchecked."""
     byte_class = byte_class.astype(np.int32)
     if not len(accepting):
-        return Table(np.zeros(256, dtype=np.int32), np.full((1, 1), -1, dtype=np.int32),
+        return UncheckedDFA(np.zeros(256, dtype=np.int32), np.full((1, 1), -1, dtype=np.int32),
                      np.zeros(1, dtype=bool))
     own = table.shape[1] - n_calls
     table = np.ascontiguousarray(table, dtype=np.int32)
@@ -197,7 +199,7 @@ def trimmed(byte_class: np.ndarray, table: np.ndarray, accepting: np.ndarray,
         if len(first) < own:
             byte_class = new_of_old[byte_class]
             table = _kept_columns(table, first, own)
-    return Table(read_only(byte_class), read_only(table), read_only(accepting))
+    return UncheckedDFA(read_only(byte_class), read_only(table), read_only(accepting))
 
 
 @njit(cache=True, nogil=True)

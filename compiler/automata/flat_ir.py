@@ -12,7 +12,6 @@ identifies what the kernel would build, for caches that outlive one compile.
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from numba import njit
 from ...runtime.dfa.table import DFATable
 from ..support import deadline
 from ..support.errors import GrammarError
+from ..support.caches import memo
 from ..ir.nodes import Automaton, CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq
 from ..support.limits import Limits
 from ..ir.utf8 import utf8_sequences
@@ -37,7 +37,7 @@ NO_INLINE: Mapping[str, Node] = MappingProxyType({})
 """No inlined rules: every reference is a call (or an error)."""
 
 
-@functools.lru_cache(maxsize=1024)
+@memo(maxsize=1024)
 def class_edges(ranges: tuple[tuple[int, int], ...]) -> tuple[int, np.ndarray]:
     """(inner states, edges int64[m, 4] (from, lo, hi, to)) of a character class's byte trie,
     in local numbering: 0 entry, 1 exit, 2.. inner."""
@@ -62,7 +62,7 @@ def class_edges(ranges: tuple[tuple[int, int], ...]) -> tuple[int, np.ndarray]:
     return len(prefix_state), np.array(edges, dtype=np.int64).reshape(-1, 4)
 
 
-@functools.lru_cache(maxsize=256)
+@memo(maxsize=256)
 def automaton_edges(dfa: DFATable) -> tuple[np.ndarray, np.ndarray]:
     """(edges int64[m, 4] (from, lo, hi, to) over runs of equal class, accepting states) of
     `dfa`."""

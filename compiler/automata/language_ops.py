@@ -14,18 +14,19 @@ same cache entries downstream.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from numba import njit
 
 from ...runtime.dfa.table import DFATable
 from ..support import deadline
 from ..support.errors import GrammarError
+from ..support.caches import cache_name, memo, register
 from ..ir.nodes import Automaton, Node
 from ..support.limits import DEFAULT_LIMITS, Limits
 from ..ir.graph import first_references
 from .nfa import IdentityKey
+from .build import ir_to_dfa
+from .minimize import minimize, minimize_table
 
 
 def as_dfa(operand: Node | DFATable, limits: Limits = DEFAULT_LIMITS) -> DFATable:
@@ -37,7 +38,7 @@ def as_dfa(operand: Node | DFATable, limits: Limits = DEFAULT_LIMITS) -> DFATabl
     return _node_dfa(IdentityKey(operand), limits)
 
 
-@functools.lru_cache(maxsize=512)
+@memo(maxsize=512)
 def _node_dfa(key: IdentityKey, limits: Limits) -> DFATable:
     """The minimal DFA of a node, computed once per node object: formats, patterns and other
     shared operands are used many times."""
@@ -47,13 +48,13 @@ def _node_dfa(key: IdentityKey, limits: Limits) -> DFATable:
             f"a language operation needs a regular operand, but it refers to rule {refs[0].name!r}",
             code="not-regular",
         )
-    from ..pipeline import ir_to_dfa
-
     return interned(ir_to_dfa(key.node, limits))
 
 
 _INTERNED: dict[tuple[object, ...], DFATable] = {}
 _MAX_INTERNED = 4096
+register(cache_name(__name__, "interned"), _INTERNED.clear, lambda: len(_INTERNED),
+         _MAX_INTERNED)
 
 
 def interned(dfa: DFATable) -> DFATable:
@@ -84,13 +85,11 @@ def difference(kept: Node | DFATable, removed: Node | DFATable, *,
     return Automaton(_product((as_dfa(kept, limits), as_dfa(removed, limits)), 1, limits), label)
 
 
-@functools.lru_cache(maxsize=512)
+@memo(maxsize=512)
 def _product(dfas: tuple[DFATable, ...], n_required: int, limits: Limits) -> DFATable:
     """The product of `dfas` (cached by their identity): the first `n_required` must stay
     alive and accept; the others (subtracted) may die and must not accept. Built one operand
     at a time, each step minimized."""
-    from .minimize import minimize, minimize_table
-
     result = minimize(dfas[0]) if len(dfas) == 1 else dfas[0]
     for i, other in enumerate(dfas[1:], start=1):
         deadline.check()

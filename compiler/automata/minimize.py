@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from ...runtime.dfa.table import DFATable
-from .dfa import Table, read_only, trimmed
+from .dfa import UncheckedDFA, read_only, trimmed
 
 
 @njit(cache=True, nogil=True)
@@ -181,7 +181,7 @@ def minimize_table(byte_class: np.ndarray, transitions: np.ndarray, accepting: n
 
 
 def minimal(byte_class: np.ndarray, transitions: np.ndarray, accepting: np.ndarray,
-            start: int, compact: bool = True, n_calls: int = 0) -> Table:
+            start: int, compact: bool = True, n_calls: int = 0) -> UncheckedDFA:
     """`minimize_table`'s arrays, unchecked."""
     transitions = read_only(np.ascontiguousarray(transitions, dtype=np.int32))
     accepting = read_only(np.ascontiguousarray(accepting, dtype=np.bool_))

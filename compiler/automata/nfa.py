@@ -32,7 +32,7 @@ import numpy as np
 
 from ...runtime.csr import csr_order
 from ..support import deadline
-from .flat_ir import CALL, FlatIR, flatten
+from .flat_ir import FlatIR, flatten
 from ..ir.nodes import Node
 from ..support.limits import DEFAULT_LIMITS, Limits
 from .thompson import thompson

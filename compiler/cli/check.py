@@ -16,21 +16,15 @@ import numpy as np
 
 from ...runtime.dfa.kernels import walk_bytes
 from ...runtime.dfa.table import DFATable
-from ...runtime.pushdown.earley import (
-    OVERFLOW,
-    EarleyArrays,
-    earley_start,
-    next_bytes,
-    push_bytes,
-)
+from ...runtime.pushdown.earley import EarleyArrays, earley_start, next_bytes, push_bytes
 from ...runtime.errors import MatcherBudgetExceeded
 from ...runtime.pushdown.table import PushdownTable
 from ...runtime.run_limits import DEFAULT_RUNTIME_LIMITS, RuntimeLimits
-from ..support.errors import GrammarError
+from ..support.errors import BudgetExceeded, GrammarError
 
-__all__ = ["Automaton", "Walk", "check_text", "expected_bytes", "walk"]
+__all__ = ["CompiledTable", "Walk", "check_text", "expected_bytes", "walk"]
 
-Automaton: TypeAlias = DFATable | PushdownTable
+CompiledTable: TypeAlias = DFATable | PushdownTable
 _CHUNK = 4096
 
 
@@ -70,9 +64,7 @@ def _dfa_walk(dfa: DFATable, data: bytes) -> Walk:
 def _earley_push(g: tuple[np.ndarray, ...], e: EarleyArrays, arr: np.ndarray, begin: int,
                  end: int, limits: RuntimeLimits) -> bool:
     """Push arr[begin:end] all or nothing within `limits`; whether it survived."""
-    while (r := push_bytes(g, e.kernel_args(), arr, begin, end)) == OVERFLOW:
-        e.overflowed(limits, f"checking byte {begin}")
-    return bool(r == 1)
+    return bool(e.run(limits, f"checking byte {begin}", push_bytes, g, arr, begin, end) == 1)
 
 
 def _pushdown_walk(t: PushdownTable, data: bytes, limits: RuntimeLimits) -> Walk:
@@ -81,8 +73,7 @@ def _pushdown_walk(t: PushdownTable, data: bytes, limits: RuntimeLimits) -> Walk
     e = EarleyArrays.empty(t.n_states)
     e.limit(limits)
     start = np.int32(t.rule_start[t.start_rule])
-    while earley_start(g, e.kernel_args(), start) == OVERFLOW:
-        e.overflowed(limits, "the start")
+    e.run(limits, "the start", earley_start, g, start)
     arr = np.frombuffer(data, dtype=np.uint8)
     read, died = len(data), False
     for begin in range(0, len(arr), _CHUNK):
@@ -98,7 +89,7 @@ def _pushdown_walk(t: PushdownTable, data: bytes, limits: RuntimeLimits) -> Walk
     return Walk(read, died, expected, bool(e.sets[e.n_sets - 1, 1] == 1))
 
 
-def walk(automaton: Automaton, data: bytes,
+def walk(automaton: CompiledTable, data: bytes,
          limits: RuntimeLimits = DEFAULT_RUNTIME_LIMITS) -> Walk:
     """Walk `data` from the start of `automaton` (a DFA with a non-empty language, or rule
     automata) until a byte cannot continue any match or the data ends; rule automata are run
@@ -145,7 +136,7 @@ def expected_bytes(allowed: np.ndarray, can_end: bool, limit: int = 8) -> str:
     return parts[0] if len(parts) == 1 else "one of " + ", ".join(parts)
 
 
-def check_text(automaton: Automaton, text: str,
+def check_text(automaton: CompiledTable, text: str,
                limits: RuntimeLimits = DEFAULT_RUNTIME_LIMITS) -> GrammarError | None:
     """None if `text` (as UTF-8; undecodable argv bytes kept as they were) fully matches;
     otherwise why not, located at the first byte that cannot continue a match (code
@@ -160,7 +151,8 @@ def check_text(automaton: Automaton, text: str,
     try:
         w = walk(automaton, data, limits)
     except MatcherBudgetExceeded as exc:
-        return GrammarError(str(exc), code="budget")
+        # A `RuntimeLimits` bound (the `--limit` names are the same): its name and setting.
+        return BudgetExceeded(str(exc), code="budget", limit=exc.limit, value=exc.value)
     line, column, char = _position(data, w.read)
     expected = expected_bytes(w.expected, w.can_end)
     if w.died:

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from ...runtime import Matcher, Vocabulary
-from .demo import SCHEMA_N, ToyModel, generate
-from ..frontends.json_schema import compile_json_schema
+from .toy_model import ToyModel, generate
+from ..pipeline import compile_json_schema
 
 __all__ = ["PERSON_SCHEMA", "PERSON_TARGET", "SCHEMA_MAX_TOKENS", "SCHEMA_N", "ModeResult",
            "SchemaDemoResult", "format_schema_report", "person_problem", "run_schema_demo"]
@@ -43,6 +43,7 @@ PERSON_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 SCHEMA_MAX_TOKENS = 32
+SCHEMA_N = 50
 RESPELL = 0.05
 MAX_WHITESPACE = 1
 _SHOWN = 4

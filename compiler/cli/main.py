@@ -1,5 +1,5 @@
 """The `grammask` command line: `demo`, `compile`, `check` and `lint`, for regexes, GBNF and
-Lark grammars, and JSON Schemas (whose handling is in `cli_schema`).
+Lark grammars, and JSON Schemas (whose handling is in `schema.py`).
 
 Exit status: 0 success, 1 `check` found a text that does not match or `lint` found errors,
 2 bad input (a pattern, grammar or schema that does not compile, a missing or unreadable file,
@@ -13,12 +13,11 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import TypeVar
 
-from ...runtime import Vocabulary
 from ...runtime.compiled import CompiledGrammar
 from ...runtime.vocab.trie import token_trie
 from ..analyses.size import automata_sizes, compile_structure
@@ -34,151 +33,40 @@ from .schema import (
     schema_options,
 )
 from ..support.diagnostics import Diagnostic, render, render_diagnostic
-from ..support.errors import GrammarError
 from ..ir.nodes import Grammar
 from ..frontends.json_schema.options import JsonSchemaOptions
 from ..support.limits import Limits
+from ..frontends.registry import EXTENSIONS, LANGUAGES, language_for, read
 from ..analyses.lint import (
-    EXTENSIONS,
-    LANGUAGES,
     STDIN,
     exit_status,
     format_json,
     format_sarif,
     format_text,
-    language_for,
     lint_file,
-    parse_source,
-    read_source,
 )
-from ..pipeline import compile_grammar, compile_regex, ir_to_dfa
+from ..automata.build import ir_to_dfa
+from ..pipeline import compile_grammar, compile_regex
+from .demo import DEFAULT_PATTERN, run_demo
+from .demo_schema import SCHEMA_N
 from ..frontends.regex import parse_regex
-from .check import Automaton, check_text
+from .check import CompiledTable, check_text
+from .inputs import (
+    InputError,
+    Source,
+    SourceError,
+    from_source,
+    load_vocabulary,
+    parse_limits,
+    pattern_source,
+    read_grammar,
+    read_text,
+)
 
 __all__ = ["main"]
 
 T = TypeVar("T")
 _LANGUAGES = (*LANGUAGES, SCHEMA_LANGUAGE)
-
-
-class InputError(Exception):
-    """Bad user input that is not about a grammar's text: reported as `grammask: error: ...`."""
-
-
-class SourceError(Exception):
-    """A `GrammarError` together with the source it points into, for a diagnostic."""
-
-    def __init__(self, path: str, text: str, error: GrammarError) -> None:
-        super().__init__(str(error))
-        self.path, self.text, self.error = path, text, error
-
-
-@dataclass(frozen=True)
-class Source:
-    """A pattern and where it came from (`<regex>` for --regex)."""
-
-    path: str
-    text: str
-
-
-def _read_text(path: str) -> str:
-    try:
-        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not valid UTF-8 (byte {exc.start}: {exc.reason})") from None
-
-
-def _read_grammar(path: str) -> str:
-    """The text of a grammar or schema file, read as `grammask lint` reads it (UTF-8, no NUL
-    byte, no BOM); a located error otherwise."""
-    report = read_source(path)
-    if report.rejected:
-        d = report.diagnostics[0]
-        if d.span is None:
-            raise InputError(f"{report.path}: {d.message}")
-        raise SourceError(report.path, report.text, GrammarError(
-            d.message, line=d.span.line, column=d.span.column, code=d.code))
-    return report.text
-
-
-def _pattern_source(regex: str | None, path: str | None) -> Source:
-    if regex is not None and path is not None:
-        raise InputError(f"give either --regex PATTERN or a pattern file, not both ({path})")
-    if regex is not None:
-        return Source("<regex>", regex)
-    if path is None:
-        raise InputError("no pattern: give --regex PATTERN or a FILE.regex")
-    text = _read_grammar(path)
-    text = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
-    return Source(path, text)
-
-
-def _relocate(error: GrammarError, text: str) -> GrammarError:
-    """The error with line:col inside a multi-line pattern (the regex frontend counts the
-    whole pattern as line 1)."""
-    if error.line != 1 or error.column is None or "\n" not in text:
-        return error
-    offset = min(error.column - 1, len(text))
-    line = text.count("\n", 0, offset) + 1
-    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return type(error)(error.message, line=line, column=column, pointer=error.pointer,
-                       source=error.source, code=error.code)
-
-
-def _build(source: Source, build: Callable[[str], T], relocate: bool = True) -> T:
-    """`build(source.text)`, a GrammarError becoming a SourceError (located inside a
-    multi-line regex when `relocate`)."""
-    try:
-        return build(source.text)
-    except GrammarError as exc:
-        raise SourceError(source.path, source.text,
-                          _relocate(exc, source.text) if relocate else exc) from None
-
-
-def parse_limits(pairs: Sequence[str]) -> Limits:
-    """`Limits` from `NAME=VALUE` strings; `InputError` for a malformed pair or unknown name."""
-    known = [f.name for f in fields(Limits)]
-    values: dict[str, int | float] = {}
-    for pair in pairs:
-        name, sep, value = (part.strip() for part in pair.partition("="))
-        if not sep or not name:
-            raise InputError(f"--limit {pair!r}: expected NAME=VALUE, e.g. max_dfa_states=50000")
-        if name not in known:
-            raise InputError(f"--limit {name}: unknown limit; the limits are {', '.join(known)}")
-        kind = float if name == "max_compile_seconds" else int
-        try:
-            values[name] = kind(value)
-        except ValueError:
-            raise InputError(f"--limit {name}={value}: the value must be "
-                             f"{'a number' if kind is float else 'an integer'}") from None
-    try:
-        return Limits(**values)
-    except ValueError as exc:
-        raise InputError(f"--limit: {exc}") from None
-
-
-def load_vocabulary(spec: str) -> tuple[Vocabulary, str]:
-    """The vocabulary for `--vocab`: "default", a tokenizer.json (or its directory), or a
-    .tiktoken file; with a short description."""
-    if spec == "default":
-        return Vocabulary.default(), "default (Qwen2.5)"
-    path = Path(spec)
-    if not path.exists():
-        raise InputError(f"{spec}: no such file (--vocab takes 'default', a tokenizer.json or a"
-                         " .tiktoken file)")
-    try:
-        if path.suffix == ".tiktoken":
-            vocab = Vocabulary.from_tiktoken_file(path)
-        else:
-            vocab = Vocabulary.from_huggingface(path)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise InputError(f"{spec}: cannot read a vocabulary: {reason}") from None
-    return vocab, spec
 
 
 def _source(args: argparse.Namespace, path: str | None) -> tuple[Source, str]:
@@ -190,9 +78,9 @@ def _source(args: argparse.Namespace, path: str | None) -> tuple[Source, str]:
         language = SCHEMA_LANGUAGE if is_schema(path, None) else \
             EXTENSIONS.get(Path(path).suffix.lower())
     if language in (None, "regex"):
-        return _pattern_source(args.regex, path), "regex"
+        return pattern_source(args.regex, path), "regex"
     assert path is not None
-    return Source(path, _read_grammar(path)), language
+    return Source(path, read_grammar(path)), language
 
 
 def _compile_file(source: Source, language: str, start: str | None, limits: Limits,
@@ -200,11 +88,11 @@ def _compile_file(source: Source, language: str, start: str | None, limits: Limi
     """The GBNF or Lark grammar of `source` parsed and compiled by `compile_`; errors become
     diagnostics located in the file."""
 
-    def build(text: str) -> CompiledGrammar:
-        grammar, _notes = parse_source(language, source.path, text, start, limits)
+    def make(text: str) -> CompiledGrammar:
+        grammar, _notes = read(language, text, source=source.path, start=start, limits=limits)
         return compile_(grammar)
 
-    return _build(source, build, relocate=False)
+    return from_source(source, make, relocate=False)
 
 
 def _schema_options(args: argparse.Namespace, language: str) -> JsonSchemaOptions | None:
@@ -238,9 +126,9 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     warnings: list[Diagnostic] = []
     if language == "regex":
-        compiled = _build(source, lambda p: compile_regex(p, vocab, limits=limits))
+        compiled = from_source(source, lambda p: compile_regex(p, vocab, limits=limits))
     elif options is not None:
-        compiled, warnings = _build(source, lambda t: compile_schema(t, vocab, options, limits),
+        compiled, warnings = from_source(source, lambda t: compile_schema(t, vocab, options, limits),
                                     relocate=False)
     else:
         compiled = _compile_file(source, language, args.start, limits,
@@ -260,7 +148,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         assert compiled.pushdown is not None
         print(f"  automata      {automata_sizes(compiled)}, {compiled.pushdown.nbytes():,} bytes")
     if args.precompute:
-        seconds = _build(source, lambda _: precompute_token_sets(compiled, limits))
+        seconds = from_source(source, lambda _: precompute_token_sets(compiled, limits))
         print(f"  token sets    {token_sets_line(compiled.token_sets, seconds)}")
     else:
         print("  token sets    computed on first use (--precompute builds them now)")
@@ -271,12 +159,12 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 def _check_texts(args: argparse.Namespace, positional: list[str]) -> list[tuple[str, str]]:
     given = positional + list(args.text)
     texts = [(f"<text {i}>" if len(given) > 1 else "<text>", t) for i, t in enumerate(given, 1)]
-    texts += [(f, _read_text(f)) for f in args.text_file]
+    texts += [(f, read_text(f)) for f in args.text_file]
     if not texts:
         if sys.stdin is None or sys.stdin.isatty():
             raise InputError("nothing to check: give --text TEXT, TEXT arguments, --text-file"
                              " FILE, or pipe the text to stdin")
-        texts.append(("<stdin>", _read_text("-")))
+        texts.append(("<stdin>", read_text("-")))
     return texts
 
 
@@ -287,11 +175,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     source, language = _source(args, path)
     options = _schema_options(args, language)
     texts = _check_texts(args, inputs)
-    automaton: Automaton | None
+    automaton: CompiledTable | None
     if language == "regex":
-        automaton = _build(source, lambda p: ir_to_dfa(parse_regex(p, limits=limits), limits))
+        automaton = from_source(source, lambda p: ir_to_dfa(parse_regex(p, limits=limits), limits))
     elif options is not None:
-        automaton, warnings = _build(source, lambda t: check_automaton(t, options, limits),
+        automaton, warnings = from_source(source, lambda t: check_automaton(t, options, limits),
                                      relocate=False)
         _warn(source, warnings)
     else:
@@ -341,11 +229,9 @@ def _cmd_lint(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo
-
     source = Source("<regex>", args.pattern)
     try:
-        result = _build(source, lambda p: run_demo(args.n, args.seed, p,
+        result = from_source(source, lambda p: run_demo(args.n, args.seed, p,
                                                    None if args.json else sys.stdout,
                                                    schema_n=args.schema_n))
     except re.error as exc:
@@ -373,8 +259,6 @@ def _int_from(minimum: int) -> Callable[[str], int]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the `grammask` command."""
-    from .demo import DEFAULT_PATTERN, SCHEMA_N
-
     parser = argparse.ArgumentParser(
         prog="grammask", description="Compile grammars to token masks for constrained decoding.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -17,12 +17,13 @@ from ...runtime.vocab.vocabulary import Vocabulary
 from ..analyses.size import compile_structure
 from ..support.diagnostics import Diagnostic
 from ..support.errors import GrammarError
-from ..frontends.json_schema import compile_json_schema, schema_to_grammar
+from ..frontends.json_schema import schema_to_grammar
+from ..pipeline import compile_parsed_schema
 from ..analyses.json_schema import lint_schema, lenient_warnings, located_error
 from ..frontends.json_schema.options import LAYOUTS, JsonSchemaOptions
 from ..support.limits import Limits
 from ..analyses.lint import STDIN, FileReport, read_source
-from .check import Automaton
+from .check import CompiledTable
 
 __all__ = ["SCHEMA_LANGUAGE", "add_schema_options", "check_automaton", "compile_schema",
            "given_schema_options", "is_schema", "lint_schema_file", "schema_options"]
@@ -80,15 +81,15 @@ def compile_schema(text: str, vocab: Vocabulary, options: JsonSchemaOptions,
     """The schema `text` compiled against `vocab`, and the keywords lenient mode ignored as
     warnings. Raises GrammarError located in `text`."""
     try:
-        compiled = compile_json_schema(text, vocab, options=options, limits=limits)
+        parsed = schema_to_grammar(text, options, limits)
+        compiled = compile_parsed_schema(parsed, vocab, limits=limits)
     except GrammarError as exc:
         raise located_error(exc, text) from None
-    # compile_json_schema appends the lenient warnings to the one note of compile_grammar
-    return compiled, lenient_warnings(compiled.notes[1:], text)
+    return compiled, lenient_warnings(parsed.diagnostics, text)
 
 
 def check_automaton(text: str, options: JsonSchemaOptions,
-                    limits: Limits) -> tuple[Automaton, list[Diagnostic]]:
+                    limits: Limits) -> tuple[CompiledTable, list[Diagnostic]]:
     """The automaton that checks texts against the schema `text` (a DFA or rule automata,
     as `compile` chooses, without token sets), and the keywords lenient mode ignored as warnings.
     Raises GrammarError located in `text`."""

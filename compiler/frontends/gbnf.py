@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,16 +20,28 @@ from lark import Lark, Token, UnexpectedInput, UnexpectedToken
 from lark.lark import PostLex
 
 from ..support import deadline
-from ..support.errors import BudgetExceeded, GrammarError
+from ..support.errors import GrammarError
+from ..support.caches import memo
 from .gbnf_printer import is_gbnf_name, to_gbnf
 from .gbnf_reader import Unread, read
-from ..ir.nodes import CharClass, Grammar, Literal, Node, Repeat, Rule, RuleRef, Seq, Span, complement_ranges
+from ..ir.nodes import (
+    CharClass,
+    Grammar,
+    Literal,
+    Node,
+    Ranges,
+    Repeat,
+    Rule,
+    RuleRef,
+    Seq,
+    complement_ranges,
+)
+from ..support.diagnostics import Span
 from ..support.limits import DEFAULT_LIMITS, Limits
 from ..ir.normalize import alternation, concat, cover, simplify
 
 __all__ = ["is_gbnf_name", "parse_gbnf", "simplify", "to_gbnf"]
 
-Ranges = tuple[tuple[int, int], ...]
 
 _ANY: Ranges = complement_ranges(())
 _SIMPLE_ESCAPES = {"n": 0x0A, "t": 0x09, "r": 0x0D, "\\": 0x5C, '"': 0x22, "[": 0x5B, "]": 0x5D}
@@ -257,10 +268,10 @@ def _count(tok: Token) -> int:
     digits, limits = str(tok), _CONTEXT.get().limits
     if len(digits) > 9 or int(digits) > limits.max_repeat:
         shown = digits if len(digits) <= 20 else f"{digits[:12]}... ({len(digits)} digits)"
-        budget = limits.exceeded("max_repeat", shown, "repetition count")
+        budget = limits.exceeded("max_repeat", int(digits) if len(digits) <= 20 else shown,
+                                 "repetition count", shown=shown)
         line, column = _first(tok)
-        raise BudgetExceeded(budget.message, line=line, column=column, source=_CONTEXT.get().source,
-                             code=budget.code)
+        raise budget.located(line=line, column=column, source=_CONTEXT.get().source)
     return int(digits)
 
 
@@ -289,7 +300,7 @@ def _read(text: str, source: str | None, limits: Limits, direct: bool) -> Gramma
 _BUILDER = _Builder()
 
 
-@functools.cache
+@memo(maxsize=1, static=True)
 def _parser() -> Lark:
     grammar = (files("grammask.specs") / "gbnf.lark").read_text(encoding="utf-8")
     return Lark(grammar, parser="lalr", lexer="contextual", postlex=_Lines(),

@@ -11,12 +11,12 @@ import re
 
 from ..ir.nodes import (
     Automaton, CharClass, Choice, Grammar, Literal, Node, Repeat, Rule, RuleRef, Seq, complement_ranges,
+    Ranges,
 )
 from ..ir.normalize import simplify
 
 __all__ = ["is_gbnf_name", "to_gbnf"]
 
-Ranges = tuple[tuple[int, int], ...]
 
 _ANY: Ranges = complement_ranges(())
 _NAME = re.compile(r"[a-zA-Z0-9-]+")

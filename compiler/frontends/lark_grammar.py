@@ -31,9 +31,11 @@ from lark.load_grammar import (
 )
 
 from ..support.diagnostics import Diagnostic
-from ..support.errors import BudgetExceeded, GrammarError
-from ..ir.nodes import Grammar, Node, Repeat, Rule, RuleRef, Seq, Span, references
+from ..support.errors import GrammarError
+from ..ir.nodes import Grammar, Node, Repeat, Rule, RuleRef, Seq, references
+from ..support.diagnostics import Span
 from .lark_support import SpanIndex, lark_errors
+from .parsed import Parsed
 from .lark_terminals import (
     check_lexable,
     choice,
@@ -44,9 +46,8 @@ from .lark_terminals import (
 )
 from ..support.limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["IGNORE_RULE", "MAX_TEMPLATE_INSTANCES", "Note", "parse_lark"]
+__all__ = ["IGNORE_RULE", "MAX_TEMPLATE_INSTANCES", "parse_lark"]
 
-Note = Diagnostic
 IGNORE_RULE = "__ignore"
 MAX_TEMPLATE_INSTANCES = 2_000
 _UNREADABLE = re.compile("[\0\ud800-\udfff]")
@@ -172,8 +173,8 @@ def _check_terminals(tree: Tree, index: SpanIndex, limits: Limits) -> None:
 
 def _raise_budget(limits: Limits, measured: int, what: str, span: Span | None) -> None:
     e = limits.exceeded("max_pattern_length", measured, what)
-    raise BudgetExceeded(e.message, line=span.line if span else None, column=span.column if span else None,
-                         source=span.source if span else None, code=e.code)
+    raise e.located(line=span.line if span else None, column=span.column if span else None,
+                    source=span.source if span else None)
 
 
 def _check_bounds(lark_grammar: Any, index: SpanIndex, limits: Limits) -> None:
@@ -192,8 +193,8 @@ def _check_bounds(lark_grammar: Any, index: SpanIndex, limits: Limits) -> None:
             if any(c > limits.max_repeat for c in counts):
                 e = limits.exceeded("max_repeat", max(counts), f"repetition count in {name}")
                 span = index.of_name(str(name))
-                raise BudgetExceeded(e.message, line=span.line if span else None,
-                                     column=span.column if span else None, source=index.source, code=e.code)
+                raise e.located(line=span.line if span else None,
+                                column=span.column if span else None, source=index.source)
 
 
 def _load(text: str, name: str, import_paths: Sequence[str], index: SpanIndex, limits: Limits) -> Any:
@@ -223,28 +224,28 @@ def _start_rule(lark_grammar: Any, start: str, index: SpanIndex) -> None:
 
 
 def _notes(rules: _Rules, options: dict[str, Any], reachable: list[str], compiled: dict[str, TerminalDef],
-           used: list[str], declared: list[str], index: SpanIndex) -> list[Note]:
-    notes: list[Note] = []
+           used: list[str], declared: list[str], index: SpanIndex) -> list[Diagnostic]:
+    notes: list[Diagnostic] = []
     for name in reachable:
         rule_options = options.get(name)
         if rule_options is not None and rule_options.priority is not None:
-            notes.append(Note("info", "lark-ignored", f"priority .{rule_options.priority} of rule '{name}' is "
+            notes.append(Diagnostic("info", "lark-ignored", f"priority .{rule_options.priority} of rule '{name}' is "
                               "ignored: priorities choose between parses, the accepted strings are the same",
                               index.of_name(name)))
     keep = set(reachable)
     for name, alias in dict.fromkeys(rules.aliases):
         if name not in keep:
             continue
-        notes.append(Note("info", "lark-ignored", f"alias '-> {alias}' in rule '{name}' is ignored: "
+        notes.append(Diagnostic("info", "lark-ignored", f"alias '-> {alias}' in rule '{name}' is ignored: "
                           "it only names parse-tree nodes", index.of_name(name)))
     for name in used:
         td = compiled.get(name)
         if td is not None and td.priority != 0:
-            notes.append(Note("info", "lark-ignored", f"priority .{td.priority} of terminal {name} is "
+            notes.append(Diagnostic("info", "lark-ignored", f"priority .{td.priority} of terminal {name} is "
                               "ignored: priorities choose between tokens, the accepted strings are the same",
                               index.of_name(name)))
     for name in declared:
-        notes.append(Note("info", "lark-ignored", f"%declare {name} is ignored: the terminal has no "
+        notes.append(Diagnostic("info", "lark-ignored", f"%declare {name} is ignored: the terminal has no "
                           "pattern and no rule reachable from the start uses it", index.of_name(name)))
     return notes
 
@@ -256,8 +257,8 @@ def parse_lark(
     source: str | None = None,
     import_paths: Sequence[str] = (),
     limits: Limits = DEFAULT_LIMITS,
-) -> tuple[Grammar, list[Note]]:
-    """Parse a Lark grammar into grammar IR and notes about what was ignored.
+) -> Parsed:
+    """Parse a Lark grammar into grammar IR and notes about what was ignored (info diagnostics).
 
     Rules reachable from `start` become rules of the same name; each terminal they use becomes
     a rule named after the terminal; with `%ignore`, the rule `__ignore` (the ignored terminals,
@@ -329,7 +330,7 @@ def _reachable(bodies: dict[str, Node], start: str, terminals: set[str], templat
 
 
 def _parse(text: str, start: str, source: str | None, import_paths: Sequence[str], limits: Limits,
-           index: SpanIndex) -> tuple[Grammar, list[Note]]:
+           index: SpanIndex) -> Parsed:
     lark_grammar = _load(text, source or "<grammar>", import_paths, index, limits)
     _start_rule(lark_grammar, start, index)
     _check_bounds(lark_grammar, index, limits)
@@ -356,7 +357,7 @@ def _parse(text: str, start: str, source: str | None, import_paths: Sequence[str
     for name in reachable:
         body = seq([RuleRef(IGNORE_RULE), bodies[name]]) if name == start and ignored else bodies[name]
         out.append(Rule(name, body, index.of_name(name)))
-    warnings: list[Note] = []
+    warnings: list[Diagnostic] = []
     order = {name: i for i, name in enumerate(compiled)}
     for name in sorted(used, key=order.__getitem__):
         td = compiled[name]
@@ -364,10 +365,10 @@ def _parse(text: str, start: str, source: str | None, import_paths: Sequence[str
         check_lexable(name, td.pattern, span)
         result = terminal_ir(name, td.pattern, span, limits)
         out.append(Rule(name, result.node, span))
-        warnings.extend(Note("warning", code, message, span) for code, message in result.warnings.items())
+        warnings.extend(Diagnostic("warning", code, message, span) for code, message in result.warnings.items())
     if ignored:
         body = Repeat(choice([RuleRef(n) for n in ignored]), 0, None)
         out.append(Rule(IGNORE_RULE, body, index.ignores[0] if index.ignores else None))
     unused = sorted(declared - set(used))
     notes = _notes(rules, options, reachable, compiled, used, unused, index) + warnings
-    return Grammar(tuple(out), start, source), notes
+    return Parsed(Grammar(tuple(out), start, source), tuple(notes))

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from ..support.errors import GrammarError
-from ..ir.nodes import Span
+from ..support.diagnostics import Span
 
 __all__ = ["SpanIndex", "lark_errors"]
 

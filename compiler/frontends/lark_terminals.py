@@ -10,7 +10,6 @@ is a literal brace. The exact behaviour is documented in `grammask/specs/lark.md
 """
 from __future__ import annotations
 
-import functools
 import re
 import warnings as warnings_module
 from dataclasses import dataclass
@@ -20,18 +19,20 @@ from lark import Token, Tree
 from lark.lexer import Pattern, PatternStr
 
 from ..support.errors import GrammarError
+from ..support.caches import memo
 from ..ir.nodes import (
     CharClass,
     Choice,
     Literal,
     Node,
+    Ranges,
     Repeat,
     Seq,
-    Span,
     children,
     complement_ranges,
     normalize_ranges,
 )
+from ..support.diagnostics import Span
 from ..support.limits import Limits
 from .regex import parse_regex
 
@@ -49,7 +50,6 @@ __all__ = [
     "tree_size",
 ]
 
-Ranges = tuple[tuple[int, int], ...]
 LAZY = "lazy"
 ANCHOR = "anchor"
 
@@ -75,13 +75,13 @@ _WHITESPACE = " \t\n\r\v\f"
 _QUANTIFIER = re.compile(r"\{[0-9]*(?:,[0-9]*)?\}")
 
 
-@functools.cache
+@memo(maxsize=1, static=True)
 def _universe() -> str:
     """Every code point, at its own index (lone surrogates included, as Python allows)."""
     return "".join(map(chr, range(0x110000)))
 
 
-@functools.cache
+@memo(maxsize=len(_SHORTHAND), static=True)
 def shorthand_ranges(letter: str) -> Ranges:
     """The scalar values Python's `re` (Unicode mode) matches with `\\<letter>`."""
     runs = re.finditer("\\" + letter.lower() + "+", _universe())
@@ -93,7 +93,7 @@ def _class_body(ranges: Ranges) -> str:
     return "".join(f"\\U{lo:08X}" if lo == hi else f"\\U{lo:08X}-\\U{hi:08X}" for lo, hi in ranges)
 
 
-@functools.cache
+@memo(maxsize=1, static=True)
 def _cased() -> str:
     """Every character that has a case mapping, and their one-character images (all below
     U+20000): the only characters ignore-case matching can relate to another one."""
@@ -109,7 +109,7 @@ def _cased() -> str:
     return "".join(map(chr, sorted(cps)))
 
 
-@functools.lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def _fold_char(ch: str) -> Ranges:
     if ch not in _cased_set():
         return ((ord(ch), ord(ch)),)
@@ -117,12 +117,12 @@ def _fold_char(ch: str) -> Ranges:
     return normalize_ranges([(ord(ch), ord(ch))] + [(ord(m.group()),) * 2 for m in matcher.finditer(_cased())])
 
 
-@functools.cache
+@memo(maxsize=1, static=True)
 def _cased_set() -> frozenset[str]:
     return frozenset(_cased())
 
 
-@functools.lru_cache(maxsize=1024)
+@memo(maxsize=1024)
 def _fold_ranges(ranges: Ranges) -> Ranges:
     if not ranges:
         return ranges
@@ -405,9 +405,9 @@ def pattern_ir(pattern: Pattern, what: str, span: Span | None, limits: Limits,
         node = parse_regex(text, limits=limits)
     except GrammarError as e:
         where = f" (column {e.column} of the regex)" if text == pattern.value and e.column else ""
-        raise type(e)(f"{what}: regex {shown}{where}: {e.message}", line=span.line if span else None,
-                      column=span.column if span else None, source=span.source if span else None,
-                      code=e.code) from None
+        raise e.located(message=f"{what}: regex {shown}{where}: {e.message}",
+                        line=span.line if span else None, column=span.column if span else None,
+                        source=span.source if span else None) from None
     if LAZY in scanner.found:
         warnings["lark-lazy"] = (
             f"{what}: regex {shown} has a lazy quantifier; grammask accepts every full match of the "

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -20,14 +19,15 @@ from lark import Lark, Token, UnexpectedInput, UnexpectedToken
 from lark.lark import PostLex
 
 from ..support import deadline
-from ..support.errors import BudgetExceeded, GrammarError
-from ..ir.nodes import CharClass, Choice, Literal, Node, Repeat, Seq, Span, complement_ranges
+from ..support.errors import GrammarError
+from ..support.caches import memo
+from ..ir.nodes import CharClass, Choice, Literal, Node, Ranges, Repeat, Seq, complement_ranges
+from ..support.diagnostics import Span
 from ..ir.normalize import concat, cover
 from ..support.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["parse_regex"]
 
-Ranges = tuple[tuple[int, int], ...]
 
 _DIGIT: Ranges = ((0x30, 0x39),)
 _WORD: Ranges = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
@@ -234,8 +234,9 @@ def _repeat(item: Node, lo: int, hi: int | None, span: Span) -> Node:
 def _count(digits: str, pos: int, limits: Limits) -> int:
     if len(digits) > 9 or int(digits) > limits.max_repeat:
         shown = digits if len(digits) <= 20 else f"{digits[:12]}... ({len(digits)} digits)"
-        budget = limits.exceeded("max_repeat", shown, "repetition count")
-        raise BudgetExceeded(budget.message, line=1, column=pos + 1, code=budget.code)
+        budget = limits.exceeded("max_repeat", int(digits) if len(digits) <= 20 else shown,
+                                 "repetition count", shown=shown)
+        raise budget.located(line=1, column=pos + 1)
     return int(digits)
 
 
@@ -405,14 +406,14 @@ class _Interruptible(PostLex):
         return deadline.checked(stream)
 
 
-@functools.lru_cache(maxsize=None)
+@memo(maxsize=1, static=True)
 def _parser() -> Lark:
     grammar = (files("grammask.specs") / "regex.lark").read_text(encoding="utf-8")
     return Lark(grammar, parser="lalr", lexer="contextual", postlex=_Interruptible(),
                 transformer=_Builder(), maybe_placeholders=False)
 
 
-@functools.lru_cache(maxsize=None)
+@memo(maxsize=1, static=True)
 def _range_splitter() -> re.Pattern[str]:
     esc = _parser().get_terminal("CLASS_ESCAPE").pattern.to_regexp()
     atom = f"(?:{esc}|[^\\\\\\]])"

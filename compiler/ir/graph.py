@@ -1,12 +1,9 @@
-"""Grammar → one expression, for grammars whose language needs no stack.
+"""The grammar as a graph of rules: references, reachability, dependency order, cycles and
+strongly connected components, each without recursion.
 
-A grammar with no recursion among the rules reachable from its start is regular: substituting
-every rule reference by the rule's (already substituted) body gives a single IR expression that
-the DFA path compiles. Bodies are shared, not copied, so the result is a DAG whose size is the
-grammar's; the NFA and DFA budgets bound what expanding it may cost. Recursive grammars are
-reported with the cycle that makes them so. The rules each rule refers to are computed once per
-grammar (`rule_uses`, remembered for the grammar last asked about), each shared sub-expression
-visited once.
+The rules each rule refers to are computed once per grammar (`rule_uses`, remembered for the
+grammar last asked about through `per_grammar`); every other question is answered from them.
+`check_references` is the one check that a grammar's start and references are defined.
 """
 from __future__ import annotations
 
@@ -17,7 +14,9 @@ from typing import Any, TypeVar
 
 from ..support import deadline
 from ..support.errors import GrammarError
-from .nodes import Choice, Grammar, Node, Repeat, RuleRef, Seq, Span, children
+from ..support.caches import cache_name, register
+from .nodes import Choice, Grammar, Node, Repeat, RuleRef, Seq
+from ..support.diagnostics import Span
 
 T = TypeVar("T")
 
@@ -65,18 +64,56 @@ def first_references(node: Node) -> list[RuleRef]:
     return found
 
 
+class _LastGrammar:
+    """One thread's values for the grammar it last asked about, dropped when that grammar is
+    freed: a cache bounded by one grammar per live thread."""
+
+    __slots__ = ("grammar", "values", "__weakref__")
+
+    def __init__(self) -> None:
+        self.grammar: weakref.ref[Grammar] | None = None
+        self.values: dict[str, Any] = {}
+
+    def forget(self, ref: object = None) -> None:
+        """Drop the values (those of the grammar `ref` refers to, when given)."""
+        if ref is None or self.grammar is ref:
+            self.grammar, self.values = None, {}
+
+
 _memo = threading.local()
+_last_grammars: weakref.WeakSet[_LastGrammar] = weakref.WeakSet()
+_last_lock = threading.Lock()
+
+
+def _held() -> list[_LastGrammar]:
+    with _last_lock:
+        return list(_last_grammars)
+
+
+def _forget_all() -> None:
+    for last in _held():
+        last.forget()
+
+
+register(cache_name(__name__, "per_grammar"), _forget_all,
+         lambda: sum(len(last.values) for last in _held()), None)
 
 
 def per_grammar(grammar: Grammar, name: str, compute: Callable[[Grammar], T]) -> T:
     """`compute(grammar)`, remembered under `name` for the grammar last asked about (per
-    thread): one compile asks the same questions of one grammar many times."""
-    last: tuple[weakref.ref[Grammar], dict[str, Any]] | None = getattr(_memo, "last", None)
-    if last is None or last[0]() is not grammar:
-        last = _memo.last = (weakref.ref(grammar), {})
-    if name not in last[1]:
-        last[1][name] = compute(grammar)
-    value: T = last[1][name]
+    thread, until it is freed): one compile asks the same questions of one grammar many times."""
+    last: _LastGrammar | None = getattr(_memo, "last", None)
+    if last is None:
+        last = _memo.last = _LastGrammar()
+        with _last_lock:
+            _last_grammars.add(last)
+    ref, values = last.grammar, last.values
+    if ref is None or ref() is not grammar:
+        values = {}
+        last.grammar, last.values = weakref.ref(grammar, last.forget), values
+    if name not in values:
+        values[name] = compute(grammar)
+    value: T = values[name]
     return value
 
 
@@ -203,41 +240,6 @@ def cyclic_components(graph: dict[str, list[str]], order: list[str]) -> list[lis
     return found
 
 
-def substitute(node: Node, resolved: dict[str, Node]) -> Node:
-    """`node` with each reference to a name in `resolved` replaced by `resolved[name]` (other
-    references kept), rebuilt without recursion."""
-    memo: dict[int, Node] = {}
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    while stack:
-        n, ready = stack.pop()
-        if id(n) in memo:
-            continue
-        if isinstance(n, RuleRef):
-            memo[id(n)] = resolved.get(n.name, n)
-            continue
-        kids = children(n)
-        if not kids:
-            memo[id(n)] = n
-            continue
-        if not len(memo) & 4095:
-            deadline.check()
-        if not ready:
-            stack.append((n, True))
-            stack.extend((k, False) for k in kids)
-            continue
-        new = tuple(memo[id(k)] for k in kids)
-        if all(a is b for a, b in zip(new, kids)):
-            memo[id(n)] = n
-        elif isinstance(n, Seq):
-            memo[id(n)] = Seq(new, n.span)
-        elif isinstance(n, Choice):
-            memo[id(n)] = Choice(new, n.span)
-        else:
-            assert isinstance(n, Repeat)
-            memo[id(n)] = Repeat(new[0], n.min, n.max, n.span)
-    return memo[id(node)]
-
-
 def check_references(grammar: Grammar) -> None:
     """Raise GrammarError for a missing start rule or a reachable undefined reference."""
     rules = grammar.by_name
@@ -249,26 +251,3 @@ def check_references(grammar: Grammar) -> None:
             if ref.name not in rules:
                 raise _error(f"rule '{ref.name}' is not defined (referenced in '{name}')",
                              ref.span, "undefined-rule")
-
-
-def inline_regular(grammar: Grammar) -> Node:
-    """The start rule as one expression with every reference inlined.
-
-    Raises GrammarError for a missing start rule, an undefined reference, or recursion
-    (code `recursive-grammar`: such grammars need the pushdown runtime).
-    """
-    check_references(grammar)
-    rules = grammar.by_name
-    cycle = find_cycle(grammar)
-    if cycle is not None:
-        raise _error(
-            "recursive grammar: " + " -> ".join(cycle)
-            + "; its language is not regular, so it compiles for the pushdown runtime, not to a DFA",
-            rules[cycle[0]].span,
-            "recursive-grammar",
-        )
-    resolved: dict[str, Node] = {}
-    for name in dependency_order(grammar):
-        deadline.check()
-        resolved[name] = substitute(rules[name].body, resolved)
-    return resolved[grammar.start]

@@ -23,29 +23,13 @@ from dataclasses import dataclass, field
 from typing import Iterable, Union
 
 from ...runtime.dfa.table import DFATable
+from ..support.diagnostics import Span
+
+Ranges = tuple[tuple[int, int], ...]
+"""Inclusive code-point (or byte) ranges, sorted and disjoint once normalized."""
 
 MAX_CODE_POINT = 0x10FFFF
 SURROGATES = (0xD800, 0xDFFF)
-
-
-@dataclass(frozen=True, init=False)
-class Span:
-    """Where a node came from: 1-based line and column of its first and last character."""
-
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    source: str | None = None
-
-    def __init__(self, line: int, column: int, end_line: int, end_column: int,
-                 source: str | None = None) -> None:
-        # One per token of a parsed grammar: stored directly, without the frozen
-        # dataclass's setattr call per field.
-        fields = self.__dict__
-        fields["line"], fields["column"] = line, column
-        fields["end_line"], fields["end_column"] = end_line, end_column
-        fields["source"] = source
 
 
 @dataclass(frozen=True)

@@ -22,21 +22,18 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import functools
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 from numba import njit
 
-from ...runtime.dfa.table import DFATable
 from ...runtime.pushdown.table import PushdownTable
 from ..support import deadline
-from ..analyses.common import fold, rule_fixpoint, rule_worklist
-from ..analyses.productivity import productive_node
 from ..automata.counted import counted_or_nfa
-from ..automata.dfa import Table, byte_classes, merge_columns, subset_table
+from ..automata.dfa import UncheckedDFA, byte_classes, merge_columns, subset_table
 from ..support.errors import BudgetExceeded, GrammarError
+from ..support.caches import cache_name, register
 from ..automata.flat_ir import NO_INLINE, FlatIR, flatten
 from ..ir.nodes import (
     Automaton,
@@ -58,10 +55,11 @@ from ..ir.graph import (
     rule_uses,
 )
 from ..automata.minimize import minimal
-from ..automata.nfa import CALL, NFA
-from ..ir.utf8 import utf8_sequences
+from ..automata.nfa import NFA
+from ..automata.flat_ir import CALL
+from ..ir.summaries import Summary, productive_among, rule_summaries
 
-NOTHING = CharClass(())
+EMPTY_CLASS = CharClass(())
 
 
 def _closes_cycle(name: str, nodes: set[str], graph: dict[str, list[str]]) -> bool:
@@ -112,122 +110,10 @@ def inlined_bodies(grammar: Grammar, keep: list[str], order: list[str]) -> dict[
     `order` (the reachable productive rules) that is not kept, and nothing for a rule outside
     `order` (unproductive: it derives nothing)."""
     kept, productive = set(keep), set(order)
-    bodies: dict[str, Node] = {r.name: NOTHING for r in grammar.rules if r.name not in productive}
+    bodies: dict[str, Node] = {r.name: EMPTY_CLASS for r in grammar.rules if r.name not in productive}
     bodies.update((r.name, r.body) for r in grammar.rules
                   if r.name in productive and r.name not in kept)
     return bodies
-
-
-Summary = tuple[bool, bool, int, int]
-"""(productive, nullable, first bytes, last bytes) of an expression; byte sets as 256-bit ints."""
-
-_UNPRODUCTIVE: Summary = (False, False, 0, 0)
-_EMPTY: Summary = (True, True, 0, 0)
-
-
-def _bits(ranges: Iterable[tuple[int, int]]) -> int:
-    out = 0
-    for lo, hi in ranges:
-        out |= ((1 << (hi - lo + 1)) - 1) << lo
-    return out
-
-
-@functools.lru_cache(maxsize=1024)
-def _class_ends(ranges: tuple[tuple[int, int], ...]) -> tuple[int, int]:
-    """(first bytes, last bytes) of the UTF-8 encodings of a character class."""
-    seqs = [seq for lo, hi in ranges for seq in utf8_sequences(lo, hi)]
-    return _bits(seq[0] for seq in seqs), _bits(seq[-1] for seq in seqs)
-
-
-def _leaf_summary(n: Node) -> Summary:
-    if isinstance(n, Literal):
-        return True, False, 1 << n.data[0], 1 << n.data[-1]
-    if isinstance(n, CharClass):
-        return (True, False, *_class_ends(n.ranges)) if n.ranges else _UNPRODUCTIVE
-    assert isinstance(n, Automaton)
-    return _automaton_summary(n.dfa)
-
-
-@functools.lru_cache(maxsize=256)
-def _automaton_summary(d: DFATable) -> Summary:
-    if d.is_empty_language:
-        return _UNPRODUCTIVE
-    moved = d.transitions >= 0
-    into_accepting = moved & d.accepting[np.where(moved, d.transitions, 0)]
-    first = _bits((b, b) for b in np.flatnonzero(moved[d.start][d.byte_class]).tolist())
-    last = _bits((b, b) for b in np.flatnonzero(into_accepting.any(axis=0)[d.byte_class]).tolist())
-    return True, bool(d.accepting[d.start]), first, last
-
-
-def _summary(node: Node, rules: dict[str, Summary], memo: dict[int, Summary]) -> Summary:
-    """The summary of `node` given those of the rules (a missing rule derives nothing)."""
-
-    def combine(n: Node, kids: list[Summary]) -> Summary:
-        kind = type(n)
-        if kind is RuleRef:
-            return rules.get(n.name, _UNPRODUCTIVE)  # type: ignore[union-attr]
-        if kind is Seq:
-            first = last = 0
-            nullable = True
-            for k in kids:
-                if not k[0]:
-                    return _UNPRODUCTIVE
-                if nullable:
-                    first |= k[2]
-                    nullable = k[1]
-            for k in reversed(kids):
-                last |= k[3]
-                if not k[1]:
-                    break
-            return True, nullable, first, last
-        if kind is Choice:
-            alive = nullable = False
-            first = last = 0
-            for k in kids:
-                if k[0]:
-                    alive = True
-                    nullable = nullable or k[1]
-                    first |= k[2]
-                    last |= k[3]
-            return (True, nullable, first, last) if alive else _UNPRODUCTIVE
-        if kind is Repeat:
-            (item,) = kids
-            if n.max == 0 or not item[0]:  # type: ignore[union-attr]
-                return _EMPTY if n.min == 0 else _UNPRODUCTIVE  # type: ignore[union-attr]
-            return True, n.min == 0 or item[1], item[2], item[3]  # type: ignore[union-attr]
-        return _leaf_summary(n)
-
-    return fold(node, combine, memo)
-
-
-def rule_summaries(grammar: Grammar, names: list[str]
-                   ) -> tuple[dict[str, Summary], dict[str, dict[int, Summary]]]:
-    """The summary of each rule of `names` (a set closed under references, e.g. the reachable
-    rules) as a least fixpoint, and per rule the summaries of its body's nodes by id."""
-    rules = grammar.by_name
-    users, work = rule_worklist(grammar, names)
-    summary: dict[str, Summary] = {}
-    memos: dict[str, dict[int, Summary]] = {}
-    queued = set(work)
-    while work:
-        name = work.pop()
-        queued.discard(name)
-        memos[name] = {}
-        value = _summary(rules[name].body, summary, memos[name])
-        if summary.get(name) != value:
-            summary[name] = value
-            for user in users[name]:
-                if user not in queued:
-                    queued.add(user)
-                    work.append(user)
-    return summary, memos
-
-
-def productive_among(grammar: Grammar, names: list[str]) -> set[str]:
-    """The productive rules of `names` (a list closed under references, e.g. the reachable
-    rules), as a least fixpoint; `productive_node` short-circuits, so this looks at far fewer
-    nodes than `rule_summaries`."""
-    return rule_fixpoint(grammar, productive_node, names)
 
 
 def end_cost(grammar: Grammar, order: list[str], summary: dict[str, Summary],
@@ -305,7 +191,7 @@ class RuleDFA:
     are its own byte classes (`table.byte_class`, no two with equal columns), then one per
     rule it calls (`called`, in that order)."""
 
-    table: Table
+    table: UncheckedDFA
     called: tuple[str, ...]
 
 
@@ -318,6 +204,10 @@ def clear_rule_dfas() -> None:
     """Forget the rule automata kept across compiles."""
     with _rule_dfas_lock:
         _RULE_DFAS.clear()
+
+
+register(cache_name(__name__, "rule_dfa"), clear_rule_dfas, lambda: len(_RULE_DFAS),
+         _RULE_DFAS_SIZE)
 
 
 def rule_dfa(name: str, body: Node, limits: Limits,
@@ -342,7 +232,7 @@ def rule_dfa(name: str, body: Node, limits: Limits,
     return built
 
 
-def _rule_table(name: str, flat: FlatIR, limits: Limits) -> Table:
+def _rule_table(name: str, flat: FlatIR, limits: Limits) -> UncheckedDFA:
     """The automaton of a flattened rule body, bounded repetitions of one-byte classes counted
     (`counted.py`) where their counts can be told apart, else copied and minimized."""
     called = flat.called
@@ -414,9 +304,7 @@ def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits) 
         try:
             dfas.append(rule_dfa(name, rules[name].body, limits, inline))
         except BudgetExceeded as exc:
-            raise BudgetExceeded(f"rule '{name}': {exc.message}", line=exc.line,
-                                 column=exc.column, pointer=exc.pointer, source=exc.source,
-                                 code=exc.code) from None
+            raise exc.located(message=f"rule '{name}': {exc.message}") from None
         total += dfas[-1].table.n_states
         if total > limits.max_pushdown_states:
             raise limits.exceeded("max_pushdown_states", f"more than {total}",

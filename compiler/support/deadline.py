@@ -35,8 +35,8 @@ class Deadline:
         """Raise `BudgetExceeded` for `max_compile_seconds` when the time is up."""
         now = time.monotonic()
         if now > self.end:
-            raise self.limits.exceeded("max_compile_seconds", f"{now - self.start:.3g} s",
-                                       "compile time")
+            raise self.limits.exceeded("max_compile_seconds", now - self.start, "compile time",
+                                       shown=f"{now - self.start:.3g} s")
 
 
 @contextmanager

@@ -1,16 +1,35 @@
 """Diagnostics (errors, warnings, notes about a grammar) and their compiler-style rendering:
-location, message, source line and caret."""
+location (`Span`, or a JSON pointer), message, source line and caret."""
 from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
 
 from .errors import GrammarError
-from ..ir.nodes import Span
 
-__all__ = ["SEVERITIES", "Diagnostic", "render", "render_diagnostic"]
+__all__ = ["SEVERITIES", "Diagnostic", "Span", "render", "render_diagnostic"]
 
 SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True, init=False)
+class Span:
+    """Where a node came from: 1-based line and column of its first and last character."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    source: str | None = None
+
+    def __init__(self, line: int, column: int, end_line: int, end_column: int,
+                 source: str | None = None) -> None:
+        # One per token of a parsed grammar: stored directly, without the frozen
+        # dataclass's setattr call per field.
+        fields = self.__dict__
+        fields["line"], fields["column"] = line, column
+        fields["end_line"], fields["end_column"] = end_line, end_column
+        fields["source"] = source
 
 
 @dataclass(frozen=True)

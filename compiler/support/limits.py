@@ -53,13 +53,21 @@ class Limits:
         """The bounds a compiled grammar gives its matchers."""
         return RuntimeLimits(self.max_step_work, self.max_earley_items)
 
-    def exceeded(self, name: str, measured: int | float | str, what: str) -> BudgetExceeded:
-        """The error for `what` exceeding the bound `name` (a field of Limits)."""
+    def exceeded(self, name: str, measured: int | float | str, what: str, *,
+                 shown: str | None = None) -> BudgetExceeded:
+        """The error for `what` exceeding the bound `name` (a field of Limits), carrying `name`,
+        the bound and `measured` as fields; `shown` is how the message writes `measured` (by
+        default as it is: a number, or a text such as "more than 100" where no exact count is
+        known)."""
         value = getattr(self, name)
         return BudgetExceeded(
-            f"{what}: {measured} exceeds the budget Limits.{name}={value}; "
+            f"{what}: {measured if shown is None else shown} exceeds the budget "
+            f"Limits.{name}={value}; "
             f"raise it with limits=Limits({name}=...) (CLI: --limit {name}=...)",
             code="budget",
+            limit=name,
+            value=value,
+            measured=measured,
         )
 
 

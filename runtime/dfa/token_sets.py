@@ -20,24 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arrays import immutable
+from ..bitmask import bitmask_words, ids_to_row
 from ..content_tokens import content_split
 from .kernels import trie_token_row
 from .table import DFATable
 from ..row_kernels import array_hash, differing_words
 from ..vocab.trie import TokenTrie, token_trie
 from ..vocab.vocabulary import Vocabulary
-
-
-def bitmask_words(vocab_size: int) -> int:
-    """Words of 32 bits that one bitmask row over `vocab_size` logits needs."""
-    return (vocab_size + 31) // 32
-
-
-def ids_to_row(ids: np.ndarray, n_words: int) -> np.ndarray:
-    """An int32 bitmask row with the bits of `ids` set."""
-    bits = np.zeros(32 * n_words, dtype=np.bool_)
-    bits[np.asarray(ids, dtype=np.int64)] = True
-    return np.packbits(bits, bitorder="little").view(np.int32)
 
 
 _BASE_ROWS: "weakref.WeakKeyDictionary[TokenTrie, np.ndarray]" = weakref.WeakKeyDictionary()

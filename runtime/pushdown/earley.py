@@ -13,6 +13,9 @@ walks cost nothing beyond the sets they build. A push that would overflow the ar
 nothing and reports OVERFLOW; the caller grows the arrays and pushes again. The same OVERFLOW
 stops a step whose Earley operations (items added or found, callers looked at while
 completing) pass the bound in the counters; the caller tells the two apart by the counts.
+`EarleyArrays.run` is that caller's loop, the one every user of the recognizer goes through: it
+grows the arrays within a `RuntimeLimits` (or raises `MatcherBudgetExceeded`) and runs the
+kernel again, so a kernel never checks a limit beyond its counters.
 
 Kernel argument groups (tuples, unpacked inside): `g` = (transitions, byte_class, accepting,
 call_offsets, call_rule, call_next, state_rule, rule_start, nullable) of a validated
@@ -23,7 +26,9 @@ number of sets is only ever set to one the recognizer built (>= 1 after a start)
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -89,6 +94,15 @@ class EarleyArrays:
                                   f"{what}: more than {self.capacity:,} Earley items")
         self.grow()
 
+    def run(self, limits: RuntimeLimits, what: str, kernel: Callable[..., Any],
+            g: tuple[np.ndarray, ...], *args: Any) -> Any:
+        """`kernel(g, self.kernel_args(), *args)` (a kernel of this module or of `kernels.py`),
+        run again after each OVERFLOW once `overflowed` grew the arrays (or raised for `what`
+        past `limits`); its first result that is not OVERFLOW."""
+        while (r := kernel(g, self.kernel_args(), *args)) == OVERFLOW:
+            self.overflowed(limits, what)
+        return r
+
     def copy(self) -> "EarleyArrays":
         """An independent copy holding the same sets (capacity trimmed to what is used)."""
         n_sets = int(self.counters[N_SETS])
@@ -111,7 +125,7 @@ class EarleyArrays:
         return int(self.items.nbytes + self.sets.nbytes + self.per_state.nbytes)
 
 
-# Every kernel here and in `pushdown_kernels` runs without Numba's reference counting
+# Every kernel here and in `kernels.py` runs without Numba's reference counting
 # (_nrt=False: they only read and write arrays they are given, never allocate) and the inner
 # steps are inlined: with reference counting, each array passed or unpacked costs an atomic
 # update, and one byte's step would cost ~200 ns instead of ~10 ns.
@@ -120,7 +134,7 @@ STEP = dict(KERNEL, inline="always")
 
 
 @njit(**STEP)
-def _add(items, per_state, counters, s, origin):  # type: ignore[no-untyped-def]
+def add_item(items, per_state, counters, s, origin):  # type: ignore[no-untyped-def]
     """Add item (s, origin) to the set being built: 1 added, 0 already there, OVERFLOW."""
     counters[WORK] += 1
     if counters[WORK] > counters[WORK_LIMIT]:
@@ -147,7 +161,7 @@ def _add(items, per_state, counters, s, origin):  # type: ignore[no-untyped-def]
 
 
 @njit(**STEP)
-def _close(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, k):  # type: ignore[no-untyped-def]
+def close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, k):  # type: ignore[no-untyped-def]
     """Predict and complete over set k (items from sets[k, 0] up to the end); set its popped
     flag and return it, or OVERFLOW."""
     popped = 0
@@ -157,9 +171,9 @@ def _close(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_st
         origin = items[j, 1]
         for c in range(coff[s], coff[s + 1]):
             r = crule[c]
-            if _add(items, per_state, counters, rstart[r], k) == OVERFLOW:
+            if add_item(items, per_state, counters, rstart[r], k) == OVERFLOW:
                 return OVERFLOW
-            if nullable[r] and _add(items, per_state, counters, cnext[c], origin) == OVERFLOW:
+            if nullable[r] and add_item(items, per_state, counters, cnext[c], origin) == OVERFLOW:
                 return OVERFLOW
         if acc[s]:
             if origin < 0:
@@ -172,8 +186,8 @@ def _close(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_st
                 for i in range(sets[origin, 0], sets[origin + 1, 0]):
                     s2 = items[i, 0]
                     for c in range(coff[s2], coff[s2 + 1]):
-                        if crule[c] == q and _add(items, per_state, counters, cnext[c],
-                                                  items[i, 1]) == OVERFLOW:
+                        if crule[c] == q and add_item(items, per_state, counters, cnext[c],
+                                                     items[i, 1]) == OVERFLOW:
                             return OVERFLOW
         j += 1
     sets[k, 1] = popped
@@ -181,17 +195,17 @@ def _close(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_st
 
 
 @njit(**STEP)
-def _start(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, state):  # type: ignore[no-untyped-def]
+def start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, state):  # type: ignore[no-untyped-def]
     if sets.shape[0] < 2:
         return OVERFLOW
     counters[GEN] += 1
     sets[0, 0] = 0
     counters[N_ITEMS] = 0
-    if _add(items, per_state, counters, state, -1) == OVERFLOW:
+    if add_item(items, per_state, counters, state, -1) == OVERFLOW:
         return OVERFLOW
     counters[SCANNED] = 1
-    if _close(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
-              counters, 0) == OVERFLOW:
+    if close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+                 counters, 0) == OVERFLOW:
         return OVERFLOW
     sets[1, 0] = counters[N_ITEMS]
     counters[N_SETS] = 1
@@ -199,8 +213,8 @@ def _start(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_st
 
 
 @njit(**STEP)
-def _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,  # type: ignore[no-untyped-def]
-          counters, b):
+def push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,  # type: ignore[no-untyped-def]
+              counters, b):
     k = counters[N_SETS]
     if k + 1 >= sets.shape[0]:
         return OVERFLOW
@@ -229,13 +243,13 @@ def _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
     counters[N_ITEMS] = base
     for i in range(prev, base):
         t = tr[items[i, 0], cls]
-        if t >= 0 and _add(items, per_state, counters, t, items[i, 1]) == OVERFLOW:
+        if t >= 0 and add_item(items, per_state, counters, t, items[i, 1]) == OVERFLOW:
             return OVERFLOW
     if counters[N_ITEMS] == base:
         return 0
     counters[SCANNED] = counters[N_ITEMS] - base
-    if _close(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
-              counters, k) == OVERFLOW:
+    if close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+                 counters, k) == OVERFLOW:
         return OVERFLOW
     sets[k + 1, 0] = counters[N_ITEMS]
     counters[N_SETS] = k + 1
@@ -248,8 +262,8 @@ def earley_start(g, e, state):  # type: ignore[no-untyped-def]
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
     items, sets, per_state, counters = e
     counters[WORK] = 0
-    return _start(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
-                  counters, state)
+    return start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
+                      per_state, counters, state)
 
 
 @njit(**KERNEL)
@@ -259,8 +273,8 @@ def push_byte(g, e, b):  # type: ignore[no-untyped-def]
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
     items, sets, per_state, counters = e
     counters[WORK] = 0
-    return _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
-                 per_state, counters, b)
+    return push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
+                     per_state, counters, b)
 
 
 @njit(**KERNEL)
@@ -272,8 +286,8 @@ def push_bytes(g, e, data, begin, end):  # type: ignore[no-untyped-def]
     counters[WORK] = 0
     n0 = counters[N_SETS]
     for p in range(begin, end):
-        r = _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
-                  per_state, counters, data[p])
+        r = push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
+                      per_state, counters, data[p])
         if r != 1:
             counters[N_SETS] = n0
             return r

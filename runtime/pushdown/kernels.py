@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .earley import (GEN, KERNEL, MARK, N_ITEMS, N_SETS, OVERFLOW, SCANNED, STEP, WORK, _add,
-                     _close, _push, _start)
+from .earley import (GEN, KERNEL, MARK, N_ITEMS, N_SETS, OVERFLOW, SCANNED, STEP, WORK, add_item,
+                     close_set, push_step, start_step)
 
 # Columns of the store's per-state metadata.
 STATUS, DEFAULT, SLOT, PATCH_BEGIN, PATCH_LEN, UNC_BEGIN, UNC_LEN = range(7)
@@ -61,26 +61,13 @@ def _chain_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, pe
         return 1
     counters[GEN] += 1
     counters[N_ITEMS] = j
-    if _add(items, per_state, counters, chain[p, 0], chain[p, 1]) == OVERFLOW:
+    if add_item(items, per_state, counters, chain[p, 0], chain[p, 1]) == OVERFLOW:
         return OVERFLOW
-    if _close(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
-              counters, p) == OVERFLOW:
+    if close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+                 counters, p) == OVERFLOW:
         return OVERFLOW
     sets[p + 1, 0] = counters[N_ITEMS]
     return 1
-
-
-@njit(**KERNEL)
-def next_shorter_prefix(lcp, out):  # type: ignore[no-untyped-def]
-    """out[i] = the first j > i with lcp[j] < lcp[i] (len(lcp) if none): every token from i up
-    to it starts with the first lcp[i] bytes of token i - 1, so once a walk rejected a prefix of
-    token i - 1 no longer than that, it skips them all."""
-    m = len(lcp)
-    for i in range(m - 1, -1, -1):
-        j = i + 1
-        while j < m and lcp[j] >= lcp[i]:
-            j = out[j]
-        out[i] = j
 
 
 @njit(**KERNEL)
@@ -105,8 +92,8 @@ def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, unce
     only before such a byte."""
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
     items, sets, per_state, counters = e
-    if _start(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
-              counters, state) == OVERFLOW:
+    if start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+                  counters, state) == OVERFLOW:
         return OVERFLOW, 0
     follow = follows[srule[state]]
     popok[0] = False
@@ -162,8 +149,8 @@ def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, unce
                 else:
                     popok[p + 1] = popok[p] or (sets[p, 1] == 1 and follow[b])
                 counters[N_SETS] = 1 + p
-                r = _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
-                          per_state, counters, b)
+                r = push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items,
+                              sets, per_state, counters, b)
                 if r == OVERFLOW:
                     return OVERFLOW, 0
                 if r == 0:
@@ -322,8 +309,8 @@ def _check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, 
         p = common
         dead = -1
         while p < length:
-            r = _push(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
-                      per_state, counters, data[begin + p])
+            r = push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
+                          per_state, counters, data[begin + p])
             if r == OVERFLOW:
                 counters[N_SETS] = base_sets
                 return OVERFLOW

@@ -1,13 +1,14 @@
 """Per-state token sets of rule automata: accepted rows and uncertain tokens, stored compactly.
 
 For each state that a fill meets, `classify_tokens` splits the vocabulary into accepted,
-uncertain and rejected tokens (see `pushdown_kernels`). The accepted row is stored like the DFA
+uncertain and rejected tokens (see `kernels.py`). The accepted row is stored like the DFA
 path's rows: a default (zero row, or the base row of every producible token) plus patched
 words, or a row of its own past 1/16 of the words; uncertain tokens are stored as ascending
 trie positions. A row or uncertain list equal to one already stored is shared, not stored
 again: states of one grammar mostly repeat a few of them (the inside of every string, the
 tokens past the end of every number), which keeps the stores small and their growth rare.
-Sets are computed on first use and memoized (`precompute` does every state).
+Sets are computed on first use and memoized (`get` computes one state's and returns it as a
+`PushdownStateTokens`, `precompute` does every state).
 
 The store is one snapshot tuple (meta, dense, base, patches, uncertain) that kernels read.
 Writers hold the lock; an entry's data is written before its STATUS, and arrays that must grow
@@ -19,9 +20,11 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
+from ..bitmask import bitmask_words
 from ..content_tokens import content_split
 from .earley import OVERFLOW, EarleyArrays
 from .kernels import (
@@ -36,12 +39,10 @@ from .kernels import (
     UNC_LEN,
     ZERO,
     classify_tokens,
-    next_shorter_prefix,
 )
 from .table import PushdownTable
 from ..row_kernels import array_hash, differing_words, write_patches
-from ..dfa.token_sets import bitmask_words
-from ..vocab.trie import TokenTrie, token_trie
+from ..vocab.trie import TokenTrie, next_shorter_prefix, token_trie
 from ..vocab.vocabulary import Vocabulary
 
 
@@ -71,6 +72,37 @@ def _trie_arrays(trie: TokenTrie, n_words: int) -> tuple[np.ndarray, np.ndarray,
                   np.arange(trie.n_tokens, dtype=np.int32))
         _PER_TRIE[trie] = cached
     return cached
+
+
+@dataclass(frozen=True, eq=False)
+class PushdownStateTokens:
+    """One state's stored set, read from a store `snapshot` that holds it: the tokens accepted
+    whatever the stack (`fill`) and the trie positions of the uncertain ones (`uncertain`,
+    ascending), which a fill checks against the real stack."""
+
+    snapshot: tuple[np.ndarray, ...]
+    state: int
+
+    def fill(self, out: np.ndarray) -> None:
+        """Write the accepted row into `out` (int32 or uint32 words of the bitmask)."""
+        meta, dense, base, patches, _ = self.snapshot
+        entry = meta[self.state]
+        words = out.view(np.uint32)
+        if entry[DEFAULT] == OWN:
+            np.copyto(words, dense[entry[SLOT]])
+        elif entry[DEFAULT] == BASE:
+            np.copyto(words, base)
+        else:
+            words[:] = 0
+        patch = patches[entry[PATCH_BEGIN]:entry[PATCH_BEGIN] + entry[PATCH_LEN]]
+        words[patch[:, 0]] = patch[:, 1]
+
+    @property
+    def uncertain(self) -> np.ndarray:
+        entry = self.snapshot[0][self.state]
+        view = self.snapshot[4][entry[UNC_BEGIN]:entry[UNC_BEGIN] + entry[UNC_LEN]]
+        view.flags.writeable = False
+        return view
 
 
 class PushdownTokenSets:
@@ -109,21 +141,23 @@ class PushdownTokenSets:
         self.n_accepted = 0
         self.n_uncertain = 0
 
-    def ensure(self, state: int) -> None:
-        """Compute the set of `state` unless it is there."""
+    def get(self, state: int) -> PushdownStateTokens:
+        """The stored set of `state`, computing it on first use."""
         if not 0 <= state < self.table.n_states:
             raise ValueError(f"state {state} out of range [0, {self.table.n_states})")
-        if self.snapshot[0][state, STATUS] >= 0:
-            return
-        with self._lock:
-            if self.snapshot[0][state, STATUS] < 0:
-                self._store(state, *self._classify(state))
+        snapshot = self.snapshot
+        if snapshot[0][state, STATUS] < 0:
+            with self._lock:
+                if self.snapshot[0][state, STATUS] < 0:
+                    self._store(state, *self._classify(state))
+                snapshot = self.snapshot
+        return PushdownStateTokens(snapshot, state)
 
     def precompute(self, progress: Callable[[int, int], None] | None = None) -> None:
         """Compute every state's set now; `progress(done, total)` after each."""
         n = self.table.n_states
         for s in range(n):
-            self.ensure(s)
+            self.get(s)
             if progress is not None:
                 progress(s + 1, n)
 

@@ -12,7 +12,8 @@ Invariants (checked once in `__post_init__`, trusted by the Numba kernels afterw
 - Every array is C-contiguous and immutable (see `DFATable`).
 A token-set store over a vocabulary of `size` ids also needs `ids < size` (`check_ids`).
 Walking tokens in this order lets an automaton reuse the states of the shared prefix and skip
-every token that extends a prefix already rejected: a depth-first walk of the trie, flat.
+every token that extends a prefix already rejected: a depth-first walk of the trie, flat
+(`next_shorter_prefix` of `lcp` says where each such run of tokens ends).
 """
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ class TokenTrie:
         offsets = np.zeros(len(sorted_tokens) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         data = np.frombuffer(b"".join(sorted_tokens), dtype=np.uint8).copy()
-        lcp = _common_prefix_lengths(data, offsets)
+        lcp = common_prefix_lengths(data, offsets)
         return cls(ids=ids, data=data, offsets=offsets, lcp=lcp,
                    max_len=int(sizes.max()) if len(sizes) else 0)
 
@@ -118,7 +119,8 @@ def _sorted_with_prefixes(data: np.ndarray, offsets: np.ndarray, lcp: np.ndarray
 
 
 @njit(cache=True, nogil=True)
-def _common_prefix_lengths(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+def common_prefix_lengths(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """`lcp` of the tokens data[offsets[i]:offsets[i + 1]], in their order."""
     m = len(offsets) - 1
     lcp = np.zeros(m, dtype=np.int32)
     for i in range(1, m):
@@ -129,6 +131,20 @@ def _common_prefix_lengths(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
             k += 1
         lcp[i] = k
     return lcp
+
+
+# Without reference counting, like the Earley kernels it serves: it allocates nothing.
+@njit(cache=True, nogil=True, _nrt=False)
+def next_shorter_prefix(lcp, out):  # type: ignore[no-untyped-def]
+    """out[i] = the first j > i with lcp[j] < lcp[i] (len(lcp) if none): every token from i up
+    to it starts with the first lcp[i] bytes of token i - 1, so once a walk rejected a prefix of
+    token i - 1 no longer than that, it skips them all."""
+    m = len(lcp)
+    for i in range(m - 1, -1, -1):
+        j = i + 1
+        while j < m and lcp[j] >= lcp[i]:
+            j = out[j]
+        out[i] = j
 
 
 _TRIES: "weakref.WeakKeyDictionary[Vocabulary, TokenTrie]" = weakref.WeakKeyDictionary()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grammask.compiler import GrammarError
-from grammask.compiler.frontends.json_schema import compile_json_schema
+from grammask.compiler import compile_json_schema
 from grammask.runtime import Matcher, Vocabulary
 
 SUITE = Path(__file__).parents[1] / "data" / "json-schema-test-suite" / "draft2020-12"

@@ -1,5 +1,5 @@
 """JSON Schema frontend: a schema (draft 2020-12, with the older spellings real schemas use)
-to grammar IR, then to a `CompiledGrammar` through the same pipeline as every grammar.
+to grammar IR; `grammask.compiler.compile_json_schema` compiles it as every grammar.
 
 An instance is accepted exactly when it validates, for the supported keywords (see
 `specs/json_schema.md`); an unsupported keyword is an error naming it and its JSON pointer, or,
@@ -7,20 +7,19 @@ with `lenient=True`, a warning in `CompiledGrammar.notes` and a documented relax
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from ....runtime.compiled import CompiledGrammar
-from ....runtime.vocab.vocabulary import Vocabulary
 from ...support.errors import GrammarError
-from ...ir.nodes import Grammar
+
 from ...support.limits import DEFAULT_LIMITS, Limits
 from ...support.deadline import compile_deadline
+from ..parsed import Parsed
 from .document import SchemaDocument
 from .loading import check_scalar_values, parse_schema_text
 from .options import JsonSchemaOptions
+from .translate import Translator
 
-__all__ = ["JsonSchemaOptions", "compile_json_schema", "load_schema", "schema_to_grammar"]
+__all__ = ["JsonSchemaOptions", "load_schema", "schema_to_grammar"]
 
 
 def load_schema(schema: Any, limits: Limits = DEFAULT_LIMITS) -> Any:
@@ -44,44 +43,11 @@ def schema_to_grammar(
     schema: Any,
     options: JsonSchemaOptions | None = None,
     limits: Limits = DEFAULT_LIMITS,
-) -> tuple[Grammar, list[str]]:
-    """The grammar of the instances of `schema`, and lenient mode's warnings (each keyword it
-    ignored)."""
-    from .translate import Translator
-
+) -> Parsed:
+    """The grammar of the instances of `schema`, and what lenient mode ignored and which
+    relaxations were taken, as diagnostics with their JSON pointers (`Parsed`)."""
     with compile_deadline(limits):
         translator = Translator(SchemaDocument(load_schema(schema, limits), limits),
                                 options or JsonSchemaOptions(), limits)
         grammar = translator.grammar()
-        return grammar, translator.warnings
-
-
-def compile_json_schema(
-    schema: Any,
-    vocab: Vocabulary,
-    *,
-    options: JsonSchemaOptions | None = None,
-    limits: Limits = DEFAULT_LIMITS,
-    precompute: bool = False,
-    **option_fields: Any,
-) -> CompiledGrammar:
-    """Compile a JSON Schema against `vocab`. Options come as a `JsonSchemaOptions` or as its
-    fields (`strict=True`, `lenient=True`, `whitespace="compact"`, ...)."""
-    from ...pipeline import compile_grammar
-
-    if options is None:
-        options = JsonSchemaOptions(**option_fields)
-    elif option_fields:
-        raise TypeError("pass either options= or option fields, not both")
-    with compile_deadline(limits):
-        grammar, warnings = schema_to_grammar(schema, options, limits)
-        try:
-            compiled = compile_grammar(grammar, vocab, limits=limits, precompute=precompute)
-        except GrammarError as exc:
-            if exc.code != "empty-language":
-                raise
-            raise GrammarError("no JSON value satisfies this schema, so nothing could be "
-                               "generated", code="empty-language", pointer="") from None
-    if warnings:
-        compiled = dataclasses.replace(compiled, notes=compiled.notes + tuple(warnings))
-    return compiled
+        return Parsed(grammar, tuple(translator.warnings))

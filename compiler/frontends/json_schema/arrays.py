@@ -7,14 +7,11 @@ position caps the length there.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
-from ...support.errors import BudgetExceeded
 from ...ir.nodes import EMPTY, Choice, Literal, Node, Repeat, Seq
+from .constraints import Constraints
+from .translation import Translation
 
-if TYPE_CHECKING:
-    from .constraints import Constraints
-    from .translate import Translator
 
 
 def _position(c: "Constraints", i: int | None) -> list[str]:
@@ -27,7 +24,7 @@ def _position(c: "Constraints", i: int | None) -> list[str]:
     return pointers
 
 
-def array_node(t: "Translator", c: "Constraints", depth: int) -> Node | None:
+def array_node(t: "Translation", c: "Constraints", depth: int) -> Node | None:
     """The arrays `c` allows, or None if there are none."""
     n_prefix = max((len(p.prefix) for p in c.arrays), default=0)
     lo, hi = c.min_items, c.max_items
@@ -63,18 +60,17 @@ def array_node(t: "Translator", c: "Constraints", depth: int) -> Node | None:
     return _wrap(t, Seq((element[0], tail)), lo == 0, depth)
 
 
-def count_bound(t: "Translator", c: "Constraints", lo: int, hi: int | None, what: str) -> None:
+def count_bound(t: "Translation", c: "Constraints", lo: int, hi: int | None, what: str) -> None:
     """`BudgetExceeded` at the `min{what}`/`max{what}` keyword when a repetition of lo to hi
     items or members, past `Limits.max_repeat`, is about to be built."""
     limit = t.limits.max_repeat
     for keyword, count in ((f"max{what}", hi), (f"min{what}", lo)):
         if count is not None and count > limit:
             budget = t.limits.exceeded("max_repeat", count, f"{keyword} (a repetition count)")
-            raise BudgetExceeded(budget.message, pointer=c.count_pointers.get(keyword, ""),
-                                 code=budget.code)
+            raise budget.located(pointer=c.count_pointers.get(keyword, ""))
 
 
-def _wrap(t: "Translator", body: Node | None, may_be_empty: bool, depth: int) -> Node:
+def _wrap(t: "Translation", body: Node | None, may_be_empty: bool, depth: int) -> Node:
     alts: list[Node] = []
     if may_be_empty:
         alts.append(Seq((Literal(b"["), t.layout.empty(), Literal(b"]"))))

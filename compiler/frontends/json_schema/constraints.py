@@ -33,6 +33,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from ...support.diagnostics import Diagnostic
 from ...support.errors import BudgetExceeded, GrammarError
 from . import draft3
 from .document import DRAFT3_TYPES, SchemaDocument, join
@@ -61,6 +62,18 @@ type (`{"minLength": 1e400}` still admits every non-string)."""
 _COUNTED = {"minLength": "string", "minItems": "array", "minProperties": "object"}
 NEGATED = "!not"
 """The marker, among a location's ignored keywords, of a negated subschema."""
+
+
+LENIENT_SUFFIXES = {"schema-lenient-ignored": "; ignored (lenient)",
+                    "schema-oneof-as-anyof": "; read as anyOf (lenient)"}
+"""How a lenient warning's message ends, by its code."""
+
+
+def lenient_warning(pointer: str, message: str,
+                    code: str = "schema-lenient-ignored") -> Diagnostic:
+    """What lenient mode reports where it relaxed the schema at `pointer` instead of raising
+    (`code`: a keyword or format ignored, or a oneOf read as anyOf)."""
+    return Diagnostic("warning", code, message + LENIENT_SUFFIXES[code], pointer=pointer)
 
 
 def location(pointer: str, *ignored: str) -> Location:
@@ -138,7 +151,8 @@ class Constraints:
     presence: list[tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
     """Rules on which properties are present: (if all of these, then all of those), with
     `then` empty meaning "not all of these"."""
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+    """What lenient mode ignored here (`lenient_warning`)."""
 
     @property
     def structured(self) -> bool:
@@ -246,11 +260,12 @@ class Collector:
     def unsupported(self, c: Constraints, keyword: str, pointer: str, why: str = "") -> None:
         """Report a keyword whose validation is not supported."""
         where = join(pointer, keyword)
-        message = f"{where}: keyword {keyword!r} is not supported{why}"
+        message = f"keyword {keyword!r} is not supported{why}"
         if not self.lenient:
             raise GrammarError(message + "; compile with lenient=True to ignore it "
-                               "(the output may then violate it)", code="unsupported-keyword")
-        c.warnings.append(message + "; ignored (lenient)")
+                               "(the output may then violate it)", pointer=where,
+                               code="unsupported-keyword")
+        c.warnings.append(lenient_warning(where, message))
 
     def collect(self, parts: list[Location]) -> Constraints:
         """The merged constraints of flattened locations."""
@@ -300,14 +315,15 @@ class Collector:
                 return
             if not names or any(n not in TYPES for n in names):
                 known = DRAFT3_TYPES if self.doc.draft3 else TYPES
-                raise GrammarError(f"{where}: type must be one of {', '.join(known)} or an "
-                                   f"array of them, got {value!r}", code="invalid-schema")
+                raise GrammarError(f"type must be one of {', '.join(known)} or an "
+                                   f"array of them, got {value!r}",
+                                   pointer=where, code="invalid-schema")
             allowed = set(names) | ({"integer"} if "number" in names else set())
             c.types &= allowed
         elif keyword in ("enum", "const"):
             members = [value] if keyword == "const" else value
             if not isinstance(members, list):
-                raise GrammarError(f"{where}: enum must be an array", code="invalid-schema")
+                raise GrammarError("enum must be an array", pointer=where, code="invalid-schema")
             keyed = {canonical(v): v for v in members}
             c.values = keyed if c.values is None else {k: v for k, v in c.values.items()
                                                        if k in keyed}
@@ -317,8 +333,8 @@ class Collector:
         elif keyword in ("multipleOf", "divisibleBy"):
             m = self._number(value, where)
             if m <= 0:
-                raise GrammarError(f"{where}: {keyword} must be greater than 0",
-                                   code="invalid-schema")
+                raise GrammarError(f"{keyword} must be greater than 0",
+                                   pointer=where, code="invalid-schema")
             c.multiple_of = m if c.multiple_of is None else _lcm(c.multiple_of, m)
             c.number_pointer = where
         elif keyword in ("minLength", "maxLength", "minItems", "maxItems", "minProperties",
@@ -326,11 +342,11 @@ class Collector:
             self._count(c, keyword, value, where)
         elif keyword == "pattern":
             if not isinstance(value, str):
-                raise GrammarError(f"{where}: pattern must be a string", code="invalid-schema")
+                raise GrammarError("pattern must be a string", pointer=where, code="invalid-schema")
             c.patterns.append((value, where))
         elif keyword == "format":
             if not isinstance(value, str):
-                raise GrammarError(f"{where}: format must be a string", code="invalid-schema")
+                raise GrammarError("format must be a string", pointer=where, code="invalid-schema")
             c.formats.append((value, where))
         elif keyword in ("items", "prefixItems", "additionalItems"):
             self._array(c, schema, pointer)
@@ -341,8 +357,8 @@ class Collector:
                     c.required.setdefault(name, required)
         elif keyword == "required":  # draft 03's is no keyword of its own (`vocabularies.py`)
             if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
-                raise GrammarError(f"{where}: required must be an array of strings",
-                                   code="invalid-schema")
+                raise GrammarError("required must be an array of strings",
+                                   pointer=where, code="invalid-schema")
             for k in value:
                 c.required.setdefault(k, where)
         elif keyword == "propertyNames":
@@ -352,11 +368,12 @@ class Collector:
         """The exact value of a numeric keyword (int, float at its shortest repr, Decimal),
         its digits bounded by `Limits.max_repeat` before the rational is built."""
         if not is_number(value):
-            raise GrammarError(f"{where}: expected a number, got {value!r}", code="invalid-schema")
+            raise GrammarError(f"expected a number, got {value!r}",
+                               pointer=where, code="invalid-schema")
         try:
             json_type(value)
         except ValueError as exc:
-            raise GrammarError(f"{where}: {exc}", code="invalid-schema") from None
+            raise GrammarError(f"{exc}", pointer=where, code="invalid-schema") from None
         self._check_digits(value, where)
         return exact_number(value)
 
@@ -368,7 +385,8 @@ class Collector:
         if not isinstance(value, int) and number_digits(value) > limit:
             raise BudgetExceeded(f"this number has more than {limit} digits written without "
                                  "exponent, the budget Limits.max_repeat; raise it with "
-                                 "limits=Limits(max_repeat=...)", pointer=where, code="budget")
+                                 "limits=Limits(max_repeat=...)", pointer=where, code="budget",
+                                 limit="max_repeat", value=limit, measured=number_digits(value))
 
     def _bound(self, c: Constraints, schema: dict[str, Any], keyword: str, pointer: str) -> None:
         value = schema[keyword]
@@ -412,8 +430,8 @@ class Collector:
                 self._check_digits(value, where)
                 value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise GrammarError(f"{where}: {keyword} must be a non-negative integer",
-                               code="invalid-schema")
+            raise GrammarError(f"{keyword} must be a non-negative integer",
+                               pointer=where, code="invalid-schema")
         if value > MAX_COUNT:
             if keyword.startswith("min"):
                 c.types.discard(_COUNTED[keyword])
@@ -455,8 +473,8 @@ class Collector:
         patterns = schema.get("patternProperties", {})
         for key, value in (("properties", props), ("patternProperties", patterns)):
             if not isinstance(value, dict):
-                raise GrammarError(f"{join(pointer, key)}: {key} must be an object",
-                                   code="invalid-schema")
+                raise GrammarError(f"{key} must be an object",
+                                   pointer=join(pointer, key), code="invalid-schema")
         additional = join(pointer, "additionalProperties") \
             if "additionalProperties" in schema else None
         c.objects.append(ObjectPart(

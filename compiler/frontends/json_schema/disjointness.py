@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .constraints import Collector, Constraints, Location, location
 from .values import json_type
+from .translation import Translation
 
-if TYPE_CHECKING:
-    from .translate import Translator
 
 
 def _types(c: Constraints) -> set[str]:
@@ -31,7 +30,7 @@ def _types(c: Constraints) -> set[str]:
     return set(c.types) | ({"integer"} if "number" in c.types else set())
 
 
-def _values_of(t: "Translator", collector: Collector, pointer: str) -> set[Any] | None:
+def _values_of(t: "Translation", collector: Collector, pointer: str) -> set[Any] | None:
     parts = collector.flatten((location(pointer),))
     if parts is None:
         return set()
@@ -39,7 +38,7 @@ def _values_of(t: "Translator", collector: Collector, pointer: str) -> set[Any] 
     return None if c.values is None else set(c.values)
 
 
-def _property_values(t: "Translator", collector: Collector, c: Constraints,
+def _property_values(t: "Translation", collector: Collector, c: Constraints,
                      name: str) -> set[Any] | None:
     """The values property `name` can take, as far as `const`/`enum` say (None: unknown)."""
     found: set[Any] | None = None
@@ -51,7 +50,7 @@ def _property_values(t: "Translator", collector: Collector, c: Constraints,
     return found
 
 
-def _forbids(t: "Translator", c: Constraints, name: str) -> bool:
+def _forbids(t: "Translation", c: Constraints, name: str) -> bool:
     if name in c.forbidden:
         return True
     for part in c.objects:
@@ -76,7 +75,7 @@ def _numbers_disjoint(a: Constraints, b: Constraints) -> bool:
     return False
 
 
-def _objects_disjoint(t: "Translator", collector: Collector, a: Constraints,
+def _objects_disjoint(t: "Translation", collector: Collector, a: Constraints,
                       b: Constraints) -> bool:
     for name in set(a.required) | set(b.required):
         if name in a.required and name in b.required:
@@ -91,7 +90,7 @@ def _objects_disjoint(t: "Translator", collector: Collector, a: Constraints,
     return False
 
 
-def _disjoint(t: "Translator", collector: Collector, a: Constraints, b: Constraints) -> bool:
+def _disjoint(t: "Translation", collector: Collector, a: Constraints, b: Constraints) -> bool:
     common = _types(a) & _types(b)
     if not common:
         return True
@@ -104,7 +103,7 @@ def _disjoint(t: "Translator", collector: Collector, a: Constraints, b: Constrai
     return "object" not in common or _objects_disjoint(t, collector, a, b)
 
 
-def provably_disjoint(t: "Translator", branches: list[str],
+def provably_disjoint(t: "Translation", branches: list[str],
                       context: Sequence[Location] = ()) -> bool:
     """Whether no instance can match two of the subschemas at `branches` together with the
     subschemas of `context` (the siblings of the `oneOf`, which every instance also matches)."""

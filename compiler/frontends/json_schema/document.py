@@ -64,8 +64,8 @@ def _resolve_uri(base: str, ref: str, where: str) -> tuple[str, str]:
             return urldefrag(urldefrag(base)[0] + ref)
         return urldefrag(urljoin(base, ref))
     except ValueError as exc:
-        raise GrammarError(f"{where}: {ref!r} is not a valid URI reference ({exc})",
-                           code="invalid-schema") from None
+        raise GrammarError(f"{ref!r} is not a valid URI reference ({exc})",
+                           pointer=where, code="invalid-schema") from None
 
 
 def _unescape(token: str) -> str:
@@ -116,8 +116,9 @@ class SchemaDocument:
             self.schemas[pointer] = in_force(schema, self.vocabulary)
             if not isinstance(schema, dict):
                 if not isinstance(schema, bool):
-                    raise GrammarError(f"{pointer or '/'}: a schema must be an object or a "
-                                       f"boolean, got {type(schema).__name__}", code="invalid-schema")
+                    raise GrammarError(f"a schema must be an object or a "
+                                       f"boolean, got {type(schema).__name__}",
+                                       pointer=pointer or '/', code="invalid-schema")
                 self.base[pointer] = base
                 continue
             base = self._enter(pointer, schema, base)
@@ -134,16 +135,17 @@ class SchemaDocument:
                 if key in schema and self._indexed(key):
                     value = schema[key]
                     if not isinstance(value, list):
-                        raise GrammarError(f"{join(pointer, key)}: {key} must be an array of "
-                                           "schemas", code="invalid-schema")
+                        raise GrammarError(f"{key} must be an array of "
+                                           "schemas",
+                                           pointer=join(pointer, key), code="invalid-schema")
                     stack.extend((join(pointer, key, i), v, base, depth + 1)
                                  for i, v in enumerate(value))
             for key in SCHEMA_MAPS:
                 if key in schema and self._indexed(key):
                     value = schema[key]
                     if not isinstance(value, dict):
-                        raise GrammarError(f"{join(pointer, key)}: {key} must be an object",
-                                           code="invalid-schema")
+                        raise GrammarError(f"{key} must be an object",
+                                           pointer=join(pointer, key), code="invalid-schema")
                     stack.extend((join(pointer, key, name), v, base, depth + 1)
                                  for name, v in value.items()
                                  if not (key == "dependencies" and (isinstance(v, list) or (
@@ -164,9 +166,9 @@ class SchemaDocument:
             elif key == "extends" and key in schema or key == "disallow" and isinstance(value, str):
                 members = [(join(pointer, key), value)]
             elif key == "disallow" and key in schema:
-                raise GrammarError(f"{join(pointer, key)}: disallow must be a type name or an "
+                raise GrammarError(f"disallow must be a type name or an "
                                    f"array of type names and schemas, got {value!r}",
-                                   code="invalid-schema")
+                                   pointer=join(pointer, key), code="invalid-schema")
             else:
                 continue  # a `type` that is no array holds no schema (a lone one is invalid)
             union = key == "disallow" or (key == "type" and any(isinstance(v, dict)
@@ -175,11 +177,10 @@ class SchemaDocument:
                 if isinstance(member, dict) or (key == "extends" and isinstance(member, bool)):
                     found.append((where, member))
                 elif key == "extends" or (union and member not in DRAFT3_TYPES):
-                    raise GrammarError(
-                        f"{where}: {key} must be " + ("a schema or an array of schemas"
+                    raise GrammarError(f"{key} must be " + ("a schema or an array of schemas"
                         if key == "extends" else "a type name (one of "
                         f"{', '.join(DRAFT3_TYPES)}) or a schema") + f", got {member!r}",
-                        code="invalid-schema")
+                        pointer=where, code="invalid-schema")
                 elif union:
                     self.schemas[where] = {"type": member}
                     self.base[where] = base
@@ -210,18 +211,18 @@ class SchemaDocument:
         """The pointer of the target of `ref`, written in the subschema at `pointer`."""
         where = join(pointer, "$ref")
         if not isinstance(ref, str):
-            raise GrammarError(f"{where}: $ref must be a string", code="invalid-schema")
+            raise GrammarError("$ref must be a string", pointer=where, code="invalid-schema")
         url, fragment = _resolve_uri(self.base[pointer], ref, where)
         if url not in self.resources:
-            raise GrammarError(f"{where}: reference {ref!r} points outside this document "
+            raise GrammarError(f"reference {ref!r} points outside this document "
                                f"({url}); only local references are supported",
-                               code="unsupported-ref")
+                               pointer=where, code="unsupported-ref")
         fragment = unquote(fragment)
         if fragment and not fragment.startswith("/"):
             target = self.anchors.get((url, fragment))
             if target is None:
-                raise GrammarError(f"{where}: no anchor {fragment!r} for reference {ref!r}",
-                                   code="invalid-ref")
+                raise GrammarError(f"no anchor {fragment!r} for reference {ref!r}",
+                                   pointer=where, code="invalid-ref")
             return target
         target = self.resources[url]
         for token in fragment.split("/")[1:] if fragment else ():
@@ -241,11 +242,12 @@ class SchemaDocument:
             elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
                 node = node[int(token)]
             else:
-                raise GrammarError(f"{where}: reference {ref!r} does not resolve in this "
-                                   "document", code="invalid-ref")
+                raise GrammarError(f"reference {ref!r} does not resolve in this "
+                                   "document", pointer=where, code="invalid-ref")
         if not isinstance(node, (dict, bool)):
-            raise GrammarError(f"{where}: reference {ref!r} points at a "
-                               f"{type(node).__name__}, not a schema", code="invalid-ref")
+            raise GrammarError(f"reference {ref!r} points at a "
+                               f"{type(node).__name__}, not a schema",
+                               pointer=where, code="invalid-ref")
         parent = target.rsplit("/", 1)[0]
         while parent not in self.base:
             parent = parent.rsplit("/", 1)[0]

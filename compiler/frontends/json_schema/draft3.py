@@ -94,8 +94,8 @@ def required_properties(schema: dict[str, Any], pointer: str) -> list[tuple[str,
         where = join(pointer, "properties", name, "required")
         if not isinstance(value, bool) and not (
                 isinstance(value, list) and all(isinstance(k, str) for k in value)):
-            raise GrammarError(f"{where}: required must be a boolean (or an array of property "
-                               f"names), got {value!r}", code="invalid-schema")
+            raise GrammarError(f"required must be a boolean (or an array of property "
+                               f"names), got {value!r}", pointer=where, code="invalid-schema")
         if value:
             found.append((name, where))
     return found

@@ -33,7 +33,6 @@ the last", and the markers are erased (as epsilon moves), giving an `Automaton`.
 """
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -41,27 +40,29 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ....runtime.dfa.table import DFATable
-from ...support.errors import BudgetExceeded, GrammarError
+from ...support.errors import GrammarError
+from ...support.caches import memo
 from ...ir.nodes import (
-    MAX_CODE_POINT,
     Automaton,
     CharClass,
     Choice,
     Literal,
+    MAX_CODE_POINT,
     Node,
+    Ranges,
     Repeat,
     Seq,
-    Span,
     complement_ranges,
 )
+from ...support.diagnostics import Span
 from ...automata.language_ops import intersect
 from ...support.limits import DEFAULT_LIMITS, Limits
 from ...automata.nfa import NFA
 from ...ir.normalize import alternation, concat
+from ...automata.build import minimal_dfa
 
 __all__ = ["ANY_CHAR", "ecma_pattern"]
 
-Ranges = tuple[tuple[int, int], ...]
 
 ANY_CHAR = CharClass(complement_ranges(()))
 """One Unicode scalar value."""
@@ -143,7 +144,7 @@ def _literal(cp: int, span: Span) -> Node:
     return Literal(chr(cp).encode("utf-8"), span)
 
 
-@functools.cache
+@memo(maxsize=1, static=True)
 def _category_ranges() -> dict[str, Ranges]:
     """Code-point ranges of every two-letter General_Category."""
     out: dict[str, list[tuple[int, int]]] = {}
@@ -157,7 +158,7 @@ def _category_ranges() -> dict[str, Ranges]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-@functools.cache
+@memo(maxsize=1, static=True)
 def _category_names() -> dict[str, tuple[str, ...]]:
     """Every General_Category name and alias -> the two-letter categories it covers."""
     names: dict[str, tuple[str, ...]] = {}
@@ -290,9 +291,10 @@ class _Parser:
 
     def count(self, digits: str, pos: int) -> int:
         if len(digits) > 9 or int(digits) > self.limits.max_repeat:
-            budget = self.limits.exceeded("max_repeat", digits if len(digits) <= 20 else
-                                          f"{len(digits)} digits", "repetition count")
-            raise BudgetExceeded(budget.message, line=1, column=pos + 1, code=budget.code)
+            shown = digits if len(digits) <= 20 else f"{len(digits)} digits"
+            budget = self.limits.exceeded("max_repeat", int(digits) if len(digits) <= 20
+                                          else shown, "repetition count", shown=shown)
+            raise budget.located(line=1, column=pos + 1)
         return int(digits)
 
     def atom(self, i: int) -> tuple[_Item, int]:
@@ -435,8 +437,6 @@ def _erase_markers(dfa: DFATable, limits: Limits) -> DFATable:
     nfa = NFA.from_arrays(n + 1, q, lo[r], hi[r], moves[q, r],
                           np.concatenate((p, done)), np.concatenate((markers[p, m], [n] * len(done))),
                           dfa.start, n)
-    from ...pipeline import minimal_dfa
-
     return minimal_dfa(nfa, limits)
 
 
@@ -448,15 +448,14 @@ def ecma_pattern(pattern: str, *, pointer: str = "", limits: Limits = DEFAULT_LI
                            pointer=pointer, code="invalid-schema")
     if len(pattern) > limits.max_pattern_length:
         budget = limits.exceeded("max_pattern_length", len(pattern), "pattern length")
-        raise BudgetExceeded(budget.message, pointer=pointer, code=budget.code)
+        raise budget.located(pointer=pointer)
     try:
         return _pattern_node(pattern, limits)
     except GrammarError as exc:
-        raise type(exc)(exc.message, line=exc.line, column=exc.column, pointer=pointer,
-                        code=exc.code) from None
+        raise exc.located(pointer=pointer) from None
 
 
-@functools.lru_cache(maxsize=512)
+@memo(maxsize=512)
 def _pattern_node(pattern: str, limits: Limits) -> Node:
     """`ecma_pattern` without the pointer, computed once per pattern (one node object, so
     results cached by node identity are found again)."""

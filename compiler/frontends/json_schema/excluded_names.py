@@ -8,7 +8,7 @@ computes the same language that way, and the tests compare the two):
 
 - The names form a trie over code points; each trie node u (the value so far is u's path) is a
   boundary state B(u), and the spellings of each child character c (raw UTF-8, short escape,
-  `\\uXXXX` in either case, surrogate pair; `values.character`) form a byte trie from B(u) to
+  `\\uXXXX` in either case, surrogate pair; `literals.character`) form a byte trie from B(u) to
   B(child), whose hex positions lead to one state for both cases of a digit.
 - Every state q of that construction remembers K's state a(q) after the same bytes (well
   defined: in a minimal literal DFA, all spellings of one value prefix reach one state). A byte
@@ -22,7 +22,6 @@ minimized; past `Limits.max_dfa_states` states before that, it is `BudgetExceede
 """
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 
@@ -32,6 +31,7 @@ from numba import njit
 from ....runtime.dfa.table import DFATable
 from ...automata.language_ops import interned
 from ...support.limits import Limits
+from ...support.caches import memo
 from ...automata.minimize import minimize_table
 
 _QUOTE = 0x22
@@ -202,7 +202,7 @@ def without_names(literals: DFATable, names: Iterable[str], limits: Limits) -> D
                     limits)
 
 
-@functools.lru_cache(maxsize=256)
+@memo(maxsize=256)
 def _without(literals: DFATable, unique: tuple[str, ...], limits: Limits) -> DFATable:
     words = [[ord(ch) for ch in name] for name in unique]
     cps = np.array([c for w in words for c in w], dtype=np.int32)

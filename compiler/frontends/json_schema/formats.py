@@ -41,10 +41,10 @@ idn-email, idn-hostname, iri, iri-reference and regex, and every name not listed
 """
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 from ...support.errors import GrammarError
+from ...support.caches import memo
 from ...ir.nodes import Node, Seq
 from ..regex import parse_regex
 
@@ -214,7 +214,7 @@ index_manipulation = f"[+-]{positive_integer}"
 relative_json_pointer = f"{non_negative_integer}({index_manipulation})?({json_pointer}|#)"
 
 
-@functools.cache
+@memo(maxsize=1)
 def _full_time() -> Node:
     """`full-time`; second 60 only as 23:59:60 in UTC (offset `Z`, `+00:00` or `-00:00`)."""
     leap = f"23:59:60({time_secfrac})?([Zz]|[+-]00:00)"
@@ -259,7 +259,7 @@ _UNSUPPORTED = {
 }
 
 
-@functools.cache
+@memo(maxsize=len(_BUILDERS))
 def _built(name: str) -> Node:
     return _BUILDERS[name]()
 
@@ -275,7 +275,7 @@ _SUPERSETS: dict[str, Callable[[], Node]] = {
 }
 
 
-@functools.cache
+@memo(maxsize=len(_SUPERSETS))
 def _superset(name: str) -> Node:
     return _SUPERSETS[name]()
 

@@ -56,7 +56,8 @@ def parse_schema_text(text: str | bytes, limits: Limits) -> Any:
     depth = nesting(text)
     # A subschema level is at most three JSON levels deep ({"properties": {"a": {...}}}).
     if depth > 3 * limits.max_schema_depth + 3:
-        raise limits.exceeded("max_schema_depth", f"JSON nesting {depth}", "schema text")
+        raise limits.exceeded("max_schema_depth", depth, "schema text",
+                              shown=f"JSON nesting {depth}")
     try:
         if depth < _SHALLOW:
             return _loads(text)
@@ -184,7 +185,8 @@ def _locate(data: Any, limits: Limits) -> None:
             raise BudgetExceeded(
                 f"this number has more than {limits.max_repeat} digits written without "
                 "exponent, the budget Limits.max_repeat; raise it with "
-                "limits=Limits(max_repeat=...)", pointer=pointer or "/", code="budget")
+                "limits=Limits(max_repeat=...)", pointer=pointer or "/", code="budget",
+                limit="max_repeat", value=limits.max_repeat, measured=number_digits(value))
 
 
 def _escape(key: str) -> str:

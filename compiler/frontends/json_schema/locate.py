@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ...ir.nodes import Span
+from ...support.diagnostics import Span
 from .document import join
 
 __all__ = ["JsonPositions", "Located"]

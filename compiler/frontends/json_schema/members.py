@@ -22,23 +22,24 @@ JSON pointer), so the two never meet.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...support import deadline
 from ...ir.nodes import Node
 from ...automata.language_ops import intersect
 from .constraints import ArrayPart, ObjectPart
 from .document import join
-from .objects import MEMBER_RULES_FROM
+from .objects import MEMBER_RULES_FROM, object_node
 from .scalars import enum_members, number_text
-from .values import canonical, json_type, value_node
+from .literals import value_node
+from .values import canonical, json_type
+from .constraints import Constraints
+from .translation import Translation
+from .arrays import array_node
 
-if TYPE_CHECKING:
-    from .constraints import Constraints
-    from .translate import Translator
 
 
-def member_nodes(t: "Translator", c: "Constraints", depth: int) -> list[Node]:
+def member_nodes(t: "Translation", c: "Constraints", depth: int) -> list[Node]:
     """The spellings of every `enum`/`const` member of `c` that satisfies `c`; past
     `MEMBER_RULES_FROM` shaped members, each in a rule of its own, so that the rule listing
     them stays a choice of calls rather than one automaton of every member's object."""
@@ -77,19 +78,16 @@ def member_nodes(t: "Translator", c: "Constraints", depth: int) -> list[Node]:
     return alts
 
 
-def _spelled_integers(t: "Translator", c: "Constraints") -> bool:
+def _spelled_integers(t: "Translation", c: "Constraints") -> bool:
     """Whether which spellings of a number are integers matters (drafts 3-4)."""
     return t.doc.plain_integers and (c.numbers == "integer" or c.not_integer or any(
         s.numbers == "integer" for s in c.excluded_number_sets))
 
 
-def _structured_member(t: "Translator", c: "Constraints", v: Any, i: int,
+def _structured_member(t: "Translation", c: "Constraints", v: Any, i: int,
                        depth: int) -> tuple[str, Node | None]:
     """The pointer of V(v) and the array or object member `v` (the i-th listed) under the array
     or object keywords of `c` (None: it violates them)."""
-    from .arrays import array_node
-    from .objects import object_node
-
     base = c.value_pointer if c.value_pointer.endswith("/const") else join(c.value_pointer, i)
     pointer = _value_schema(t, base, v)
     kind = json_type(v)
@@ -110,7 +108,7 @@ def _structured_member(t: "Translator", c: "Constraints", v: Any, i: int,
     return pointer, array_node(t, shaped, depth)
 
 
-def _value_schema(t: "Translator", pointer: str, value: Any) -> str:
+def _value_schema(t: "Translation", pointer: str, value: Any) -> str:
     """Register V(value) (see the module docstring) in the document at `pointer`, or at
     `pointer` + `~` where a real subschema is; its pointer."""
     doc = t.doc

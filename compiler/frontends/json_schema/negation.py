@@ -23,19 +23,18 @@ draft in S is an annotation (`{"$schema": draft-04, "not": {"const": 1}}` reject
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from .constraints import HANDLED, NEGATED, PRESENCE, UNSUPPORTED, Constraints, negated
 from .values import canonical, exact_number, json_type
+from .translation import Translation, unsupported
+from .scalars import enum_members
 
-if TYPE_CHECKING:
-    from .translate import Translator
 
 
 _REFUSED = frozenset({"anyOf", "oneOf", "if", *UNSUPPORTED, *PRESENCE})
 
 
-def _plan(t: "Translator", pointer: str) -> tuple[Constraints, list[object] | None] | bool:
+def _plan(t: "Translation", pointer: str) -> tuple[Constraints, list[object] | None] | bool:
     """How to remove what the subschema at `pointer` (a negated part left by `flatten`)
     accepts: True when it accepts nothing (nothing to remove), False when its negation is
     not expressible, else its merged constraints and its `enum`/`const` members."""
@@ -54,7 +53,7 @@ def _plan(t: "Translator", pointer: str) -> tuple[Constraints, list[object] | No
     return s, None if s.values is None else _members(t, s)
 
 
-def negatable(t: "Translator", pointer: str) -> bool:
+def negatable(t: "Translation", pointer: str) -> bool:
     """Whether the negation of the subschema at `pointer` is expressible in any context."""
     parts = t.collector.flatten((negated(pointer),))
     for p, ignored in parts or ():
@@ -65,7 +64,7 @@ def negatable(t: "Translator", pointer: str) -> bool:
     return True
 
 
-def apply_nots(t: "Translator", c: Constraints) -> None:
+def apply_nots(t: "Translation", c: Constraints) -> None:
     """Fold every negated part of `c` into its other constraints."""
     todo = list(c.nots)
     c.nots = []
@@ -78,17 +77,13 @@ def apply_nots(t: "Translator", c: Constraints) -> None:
             if c.excluded_string_sets and not c.string_pointer:
                 c.string_pointer = pointer  # where string errors and notes point
             continue
-        from .translate import unsupported
-
-        unsupported(t, f"{pointer}: the negation of this subschema is not expressible here "
+        unsupported(t, pointer, "the negation of this subschema is not expressible here "
                     "(needed by 'not', the 'else' of 'if', or overlapping 'oneOf' branches; "
                     "supported: subschemas that constrain only scalars, array or object sizes "
                     "on one side, or required properties, and anyOf of those)")
 
 
-def _members(t: "Translator", s: Constraints) -> list[object]:
-    from .scalars import enum_members
-
+def _members(t: "Translation", s: Constraints) -> list[object]:
     return enum_members(t, s, removed=True)
 
 

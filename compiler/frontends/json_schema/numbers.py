@@ -39,17 +39,18 @@ and only a multipleOf step P > 1 is intersected with them as an `Automaton`.
 """
 from __future__ import annotations
 
-import functools
 import math
 from decimal import Decimal
 from fractions import Fraction
 
 from ...support.errors import BudgetExceeded, GrammarError
+from ...support.caches import memo
 from ...ir.nodes import EMPTY, NOTHING, Automaton, CharClass, Choice, Literal, Node, Repeat, Seq
 from ...automata.language_ops import intersect
 from ...support.limits import DEFAULT_LIMITS, Limits
 from .residues import residue_dfa
 from .values import number_digits
+from ...automata.build import ir_to_dfa
 
 Exact = Fraction | int | Decimal
 
@@ -119,14 +120,15 @@ def _exact(value: Exact | None, keyword: str, pointer: str, limits: Limits) -> F
         raise GrammarError(f"{keyword} must be a finite number, got {value}", pointer=pointer,
                            code="invalid-schema")
     if isinstance(value, Decimal) and number_digits(value) > limits.max_repeat:
-        raise _too_long(keyword, limits, pointer)
+        raise _too_long(keyword, number_digits(value), limits, pointer)
     return Fraction(value)
 
 
-def _too_long(keyword: str, limits: Limits, pointer: str) -> BudgetExceeded:
+def _too_long(keyword: str, measured: int, limits: Limits, pointer: str) -> BudgetExceeded:
     return BudgetExceeded(
         f"{keyword} has more than {limits.max_repeat} digits, the budget Limits.max_repeat; "
-        "raise it with limits=Limits(max_repeat=...)", pointer=pointer, code="budget")
+        "raise it with limits=Limits(max_repeat=...)", pointer=pointer, code="budget",
+        limit="max_repeat", value=limits.max_repeat, measured=measured)
 
 
 def _split_ten(d: int) -> tuple[int, int, int]:
@@ -418,7 +420,8 @@ def number_node(
             f"multipleOf {_fmt(m if m is not None else unit)}: the residue automaton needs "
             f"{residue_states} states, more than the budget Limits.max_dfa_states="
             f"{limits.max_dfa_states}; raise it with limits=Limits(max_dfa_states=...), or bound "
-            "the value with minimum and maximum", pointer=pointer, code="budget")
+            "the value with minimum and maximum", pointer=pointer, code="budget",
+            limit="max_dfa_states", value=limits.max_dfa_states, measured=residue_states)
     if p == 1:
         return _signed_range(lo, False, hi, False, s)
     residues = residue_dfa(p, s)
@@ -445,17 +448,15 @@ def number_automaton(
         return _number_leaf(integer, minimum, maximum, exclusive_minimum, exclusive_maximum,
                             multiple_of, limits)
     except BudgetExceeded as exc:
-        raise BudgetExceeded(exc.message, pointer=pointer, code=exc.code) from None
+        raise exc.located(pointer=pointer) from None
     except GrammarError as exc:
         raise GrammarError(exc.message, pointer=pointer, code=exc.code) from None
 
 
-@functools.lru_cache(maxsize=1024)
+@memo(maxsize=1024)
 def _number_leaf(integer: bool, minimum: Exact | None, maximum: Exact | None,
                  exclusive_minimum: bool, exclusive_maximum: bool, multiple_of: Exact | None,
                  limits: Limits) -> Node:
-    from ...pipeline import ir_to_dfa
-
     node = number_node(integer=integer, minimum=minimum, maximum=maximum,
                        exclusive_minimum=exclusive_minimum, exclusive_maximum=exclusive_maximum,
                        multiple_of=multiple_of, limits=limits)
@@ -479,4 +480,4 @@ def _check_sizes(limits: Limits, pointer: str, values: tuple[tuple[Fraction | No
             sizes.append((_whole_length(abs(x)) + len(_fraction_digits(abs(x))), keyword))
     size, keyword = max(sizes)
     if size > limits.max_repeat:
-        raise _too_long(keyword, limits, pointer)
+        raise _too_long(keyword, size, limits, pointer)

@@ -27,7 +27,7 @@ Keys are matched in every JSON spelling (escapes included).
 from __future__ import annotations
 
 from itertools import product
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...support import deadline
 from ...support.errors import GrammarError
@@ -36,11 +36,12 @@ from ...automata.language_ops import as_dfa, difference, intersect
 from .arrays import count_bound
 from .ecma_regex import ANY_STRING
 from .excluded_names import without_names
-from .values import string_literal
+from .literals import string_literal
+from .constraints import Constraints, ObjectPart, conjunction, location
+from .translation import Translation
+from .string_sets import strings_of
+from .strings import ecma_pattern, json_string
 
-if TYPE_CHECKING:
-    from .constraints import Constraints, ObjectPart
-    from .translate import Translator
 
 MAX_PATTERN_REGIONS = 64
 MAX_PRESENCE_BITS = 8
@@ -52,9 +53,7 @@ differs at every position, so inlined keys make an automaton quadratic in the me
 class _Names:
     """The pattern and `propertyNames` languages of one object, as DFAs on decoded names."""
 
-    def __init__(self, t: "Translator", c: "Constraints") -> None:
-        from .strings import ecma_pattern
-
+    def __init__(self, t: "Translation", c: "Constraints") -> None:
         self.t = t
         self.patterns: dict[str, Node] = {}
         for part in c.objects:
@@ -71,18 +70,15 @@ class _Names:
             name.encode("utf-8"))
 
 
-def _property_names(t: "Translator", c: "Constraints") -> Node | None:
+def _property_names(t: "Translation", c: "Constraints") -> Node | None:
     """The decoded names `propertyNames` allows (None: any), every combinator included."""
     if not c.property_names:
         return None
-    from .constraints import conjunction, location
-    from .string_sets import strings_of
-
     names = strings_of(t, conjunction([location(p) for p in c.property_names]))
     return None if names is ANY_STRING else names
 
 
-def _value_pointers(t: "Translator", names: _Names, part: "ObjectPart",
+def _value_pointers(t: "Translation", names: _Names, part: "ObjectPart",
                     name: str) -> list[str] | None:
     """The subschemas of one part for property `name` (None: the part forbids it)."""
     matched = [where for pattern, where in part.patterns if names.matches(pattern, name)]
@@ -95,7 +91,7 @@ def _value_pointers(t: "Translator", names: _Names, part: "ObjectPart",
     return None if t.options.strict else []
 
 
-def object_node(t: "Translator", c: "Constraints", depth: int) -> Node | None:
+def object_node(t: "Translation", c: "Constraints", depth: int) -> Node | None:
     """The objects `c` allows, or None if there are none."""
     names = _Names(t, c)
     order: list[str] = []
@@ -129,13 +125,14 @@ def object_node(t: "Translator", c: "Constraints", depth: int) -> Node | None:
     return _assemble(t, c, members, allowed_names, extra, depth)
 
 
-def _additional(t: "Translator", c: "Constraints", names: _Names, listed: list[str],
+def _additional(t: "Translation", c: "Constraints", names: _Names, listed: list[str],
                 depth: int) -> Node | None:
     """One additional member (key, separator, value), or None if none is allowed."""
     patterns = list(names.patterns)
     if len(patterns) > 6:
-        raise GrammarError(f"{c.objects[0].pointer}: {len(patterns)} patternProperties make "
-                           f"more than {MAX_PATTERN_REGIONS} name regions", code="budget")
+        raise GrammarError(f"{len(patterns)} patternProperties make "
+                           f"more than {MAX_PATTERN_REGIONS} name regions",
+                           pointer=c.objects[0].pointer, code="budget")
     excluded = list(dict.fromkeys([*listed, *c.forbidden]))
     alts: list[Node] = []
     for chosen in product((False, True), repeat=len(patterns)):
@@ -160,8 +157,6 @@ def _additional(t: "Translator", c: "Constraints", names: _Names, listed: list[s
             language = difference(language, Choice(tuple(outside)), limits=t.limits)
         if as_dfa(language, t.limits).is_empty_language:
             continue
-        from .strings import json_string
-
         key = json_string(None if language is ANY_STRING else language, limits=t.limits)
         if excluded:
             key = Automaton(without_names(as_dfa(key, t.limits), excluded, t.limits),
@@ -179,9 +174,10 @@ def _presence_check(c: "Constraints", names: list[str]) -> tuple[dict[int, int],
     against the rules."""
     mentioned = {k for rule in c.presence for group in rule for k in group}
     if len(mentioned) > MAX_PRESENCE_BITS:
-        raise GrammarError(f"{c.objects[0].pointer if c.objects else '/'}: dependencies and "
+        raise GrammarError(f"dependencies and "
                            f"not-required rules mention {len(mentioned)} properties, more than "
-                           f"{MAX_PRESENCE_BITS}", code="budget")
+                           f"{MAX_PRESENCE_BITS}",
+                           pointer=c.objects[0].pointer if c.objects else '/', code="budget")
     bit_of = {name: b for b, name in enumerate(sorted(mentioned))}
     bits = {i: bit_of[name] for i, name in enumerate(names) if name in bit_of}
     rules = [(sum(1 << bit_of[k] for k in when), sum(1 << bit_of[k] for k in then), not then)
@@ -194,7 +190,7 @@ def _presence_check(c: "Constraints", names: list[str]) -> tuple[dict[int, int],
     return bits, ok
 
 
-def _assemble(t: "Translator", c: "Constraints", members: list[tuple[Node, bool]],
+def _assemble(t: "Translation", c: "Constraints", members: list[tuple[Node, bool]],
               names: list[str], extra: Node | None, depth: int) -> Node | None:
     """`{ members… additional… }` with commas between present members, exact counts and the
     presence rules."""

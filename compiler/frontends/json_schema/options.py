@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 from ...ir.nodes import EMPTY, CharClass, Literal, Node, Repeat, Seq
 from ...support.limits import DEFAULT_LIMITS, Limits
+from ..regex import parse_regex
 
-WHITESPACE = CharClass(((0x09, 0x0A), (0x0D, 0x0D), (0x20, 0x20)))
+JSON_WHITESPACE = CharClass(((0x09, 0x0A), (0x0D, 0x0D), (0x20, 0x20)))
 LAYOUTS = ("flexible", "compact", "indent")
 
 
@@ -60,8 +61,6 @@ class Layout:
         self.limits = limits
         self.indented = options.whitespace == "indent" and options.separators is None
         if options.separators is not None:
-            from ..regex import parse_regex
-
             item, key = (parse_regex(p, limits=limits) for p in options.separators)
             self._gap: Node = EMPTY
             self._item: Node = item
@@ -71,7 +70,7 @@ class Layout:
         elif self.indented:
             self._gap, self._item, self._key = EMPTY, Literal(b","), Literal(b": ")
         else:
-            ws = Repeat(WHITESPACE, 0, options.max_whitespace) if options.max_whitespace else EMPTY
+            ws = Repeat(JSON_WHITESPACE, 0, options.max_whitespace) if options.max_whitespace else EMPTY
             self._gap = ws
             self._item = Seq((ws, Literal(b","), ws))
             self._key = Seq((ws, Literal(b":"), ws))

@@ -21,11 +21,13 @@ values, so they never meet a complement. Nothing else in the frontend may drop v
 """
 from __future__ import annotations
 
-import functools
-import re
 from dataclasses import dataclass
 
 from ...ir.nodes import Node
+from ...support.caches import memo
+from ...support.diagnostics import Diagnostic
+from ..regex import parse_regex
+from .formats import format_node, format_superset
 
 
 @dataclass(frozen=True)
@@ -78,37 +80,27 @@ NUMBER_DOMAIN = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?"
 """The number texts on which every numeric constraint is exact (`number-exponent`)."""
 
 
-@functools.cache
+@memo(maxsize=1)
 def number_domain() -> Node:
     """The IR of `NUMBER_DOMAIN`, one node for every use (its automaton is built once)."""
-    from ..regex import parse_regex
-
     return parse_regex(NUMBER_DOMAIN)
 
 
-def relaxation_note(pointer: str, name: str, what: str, why: str) -> str:
-    """The note a compiled grammar carries where relaxation `name` was taken at `pointer`
-    because the exact language is over budget: `POINTER: WHAT (relaxation NAME): WHY`."""
+def relaxation_note(pointer: str, name: str, what: str, why: str) -> Diagnostic:
+    """What a compiled grammar notes where relaxation `name` was taken at `pointer` because the
+    exact language is over budget (`schema-sound-subset`): `WHAT (relaxation NAME): WHY`."""
     assert any(r.name == name for r in RELAXATIONS), name
-    return f"{pointer or '/'}: {what} (relaxation {name}): {why}"
-
-
-def noted_relaxation(message: str) -> str | None:
-    """The relaxation a note of `relaxation_note` declares, or None (a lenient warning)."""
-    found = re.search(r" \(relaxation ([a-z-]+)\)", message)
-    name = found.group(1) if found else None
-    return name if any(r.name == name for r in RELAXATIONS) else None
+    return Diagnostic("info", "schema-sound-subset", f"{what} (relaxation {name}): {why}",
+                      pointer=pointer)
 
 
 def format_language(name: str, *, removed: bool, span_pointer: str = "") -> Node:
     """The decoded strings of format `name` as a keyword that must hold (`removed` False: its
     under-approximation) or that is removed by a complement (its over-approximation)."""
-    from .formats import format_node, format_superset
-
     if removed:
         return format_superset(name, span_pointer=span_pointer)
     return format_node(name, span_pointer=span_pointer)
 
 
-__all__ = ["NUMBER_DOMAIN", "RELAXATIONS", "Relaxation", "format_language", "noted_relaxation",
-           "number_domain", "relaxation_note"]
+__all__ = ["NUMBER_DOMAIN", "RELAXATIONS", "Relaxation", "format_language", "number_domain",
+           "relaxation_note"]

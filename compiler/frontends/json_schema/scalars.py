@@ -11,43 +11,40 @@ settled on the spellings by `members.py`.
 """
 from __future__ import annotations
 
-import functools
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...support import deadline
 from ...support.errors import GrammarError
-from ...ir.nodes import Choice, Node
-from ...automata.language_ops import difference, intersect
-from .strings import ANY_STRING as _ANY_VALUE
+from ...support.caches import memo
+from ...ir.nodes import Automaton, Choice, Node
+from ...automata.language_ops import as_dfa, difference, intersect
+from .strings import ANY_STRING
 from .relaxations import format_language, number_domain
-from .strings import counted
-from .values import exact_number, json_type, string_content
-
-if TYPE_CHECKING:
-    from .constraints import Constraints
-    from .translate import Translator
+from .strings import CHUNKED_FROM, chunked_string, counted, ecma_pattern, json_string
+from .constraints import Constraints, lenient_warning
+from .literals import string_content
+from .values import exact_number, json_type
+from .translation import Translation
+from ..regex import parse_regex
+from .numbers import number_automaton, number_node
 
 
 PLAIN_INTEGER = "-?(0|[1-9][0-9]*)"
 """The number texts drafts 3 and 4 call integers."""
 
 
-@functools.cache
+@memo(maxsize=4)
 def _number_texts(pattern: str) -> Node:
     """A fixed regex over number texts, parsed once, so its automaton and the products with
     it are found in the caches of `language_ops` by the node's identity."""
-    from ..regex import parse_regex
-
     return parse_regex(pattern)
 
 
-def number_text(t: "Translator", c: "Constraints") -> Node | None:
+def number_text(t: "Translation", c: "Constraints") -> Node | None:
     """The number texts `c` allows, or None if there are none. Values a complement removes
     (`not`, `else`, `oneOf` overlaps) are removed inside the `number-exponent` domain
     (`relaxations.py`), so no spelling of a removed value survives."""
-    from .numbers import number_automaton, number_node
-
     try:
         node = number_automaton(integer=c.numbers == "integer", minimum=c.minimum,
                                 maximum=c.maximum, exclusive_minimum=c.exclusive_minimum,
@@ -78,12 +75,10 @@ def number_text(t: "Translator", c: "Constraints") -> Node | None:
     return node
 
 
-def string_content_node(t: "Translator", c: "Constraints", *,
+def string_content_node(t: "Translation", c: "Constraints", *,
                         removed: bool = False) -> Node | None:
     """The decoded string values `c` allows by format, pattern and exclusions (None: any);
     `removed`: for a complement to remove, so formats give their supersets (`relaxations`)."""
-    from .strings import ecma_pattern
-
     contents: list[Node] = []
     for name, where in c.formats:
         try:
@@ -91,13 +86,13 @@ def string_content_node(t: "Translator", c: "Constraints", *,
         except GrammarError as exc:
             if exc.code != "unsupported-format" or not t.options.lenient:
                 raise
-            t.warn(f"{where}: format {name!r} is not supported; ignored (lenient)")
+            t.warn(lenient_warning(where, f"format {name!r} is not supported"))
     for pattern, where in c.patterns:
         contents.append(ecma_pattern(pattern, pointer=where, limits=t.limits))
     excluded = [string_content(s) for s in c.excluded_strings]
     excluded += [_string_values(t, s) for s in c.excluded_string_sets]
     if excluded:
-        contents.append(difference(_ANY_VALUE, Choice(tuple(excluded)), limits=t.limits,
+        contents.append(difference(ANY_STRING, Choice(tuple(excluded)), limits=t.limits,
                                    label="string"))
     if not contents:
         return None
@@ -105,24 +100,19 @@ def string_content_node(t: "Translator", c: "Constraints", *,
                                                              label="string")
 
 
-def _string_values(t: "Translator", s: "Constraints") -> Node:
+def _string_values(t: "Translation", s: "Constraints") -> Node:
     """The decoded strings `s` accepts, length bounds included (as an automaton), for a
     complement to remove: formats as their supersets."""
-    from ...ir.nodes import Automaton
-    from ...automata.language_ops import as_dfa
-
     content = string_content_node(t, s, removed=True)
     if not s.min_length and s.max_length is None:
-        return _ANY_VALUE if content is None else content
-    values = as_dfa(_ANY_VALUE if content is None else content, t.limits)
+        return ANY_STRING if content is None else content
+    values = as_dfa(ANY_STRING if content is None else content, t.limits)
     return Automaton(counted(values, s.min_length, s.max_length, t.limits),
                      label="string length")
 
 
-def string_text(t: "Translator", c: "Constraints") -> Node | None:
+def string_text(t: "Translation", c: "Constraints") -> Node | None:
     """The JSON string literals `c` allows, or None if there are none."""
-    from .strings import CHUNKED_FROM, chunked_string, json_string
-
     if c.max_length is not None and c.max_length < c.min_length:
         return None
     content = string_content_node(t, c)
@@ -155,13 +145,11 @@ def _number_ok(c: "Constraints", v: Fraction, plain: bool) -> bool:
                    and not (plain and s.numbers == "integer") for s in c.excluded_number_sets)
 
 
-def _string_ok(t: "Translator", c: "Constraints", content: Node | None, v: str) -> bool:
+def _string_ok(t: "Translation", c: "Constraints", content: Node | None, v: str) -> bool:
     if len(v) < c.min_length or (c.max_length is not None and len(v) > c.max_length):
         return False
     if content is None:
         return True
-    from ...automata.language_ops import as_dfa
-
     try:
         data = v.encode("utf-8")
     except UnicodeEncodeError:
@@ -169,7 +157,7 @@ def _string_ok(t: "Translator", c: "Constraints", content: Node | None, v: str) 
     return as_dfa(content, t.limits).fullmatch(data)
 
 
-def enum_members(t: "Translator", c: "Constraints", *, removed: bool = False) -> list[Any]:
+def enum_members(t: "Translation", c: "Constraints", *, removed: bool = False) -> list[Any]:
     """The `enum`/`const` members that satisfy every other keyword of `c` (`removed`: for a
     complement to remove, so string formats are read as their supersets)."""
     assert c.values is not None

@@ -20,7 +20,6 @@ input (`{"$defs": {"a": {"not": {"$ref": "#/$defs/a"}}}}`), an `invalid-schema` 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from ...support import deadline
 from ...support.errors import GrammarError
@@ -29,15 +28,15 @@ from ...automata.language_ops import as_dfa, difference, intersect
 from .constraints import NEGATED, Conjunction, conjunction, location
 from .document import join
 from .ecma_regex import ANY_CHAR, ANY_STRING
-from .values import string_content
+from .literals import string_content
+from .translation import Translation, remaining
+from .scalars import enum_members, string_content_node
 
-if TYPE_CHECKING:
-    from .translate import Translator
 
 Key = tuple[Conjunction, bool]
 
 
-def strings_of(t: "Translator", conj: Conjunction, *, removed: bool = False) -> Node:
+def strings_of(t: "Translation", conj: Conjunction, *, removed: bool = False) -> Node:
     """The decoded strings every subschema of `conj` accepts: `ANY_STRING` itself when they
     say nothing of strings, `NOTHING` when none. `removed`: the language will be removed by a
     complement, so sound format subsets are replaced by their supersets."""
@@ -56,9 +55,9 @@ def strings_of(t: "Translator", conj: Conjunction, *, removed: bool = False) -> 
             pending = [k for k in _children(plans[key]) if k not in memo]
             for k in pending:
                 if k in plans:
-                    raise GrammarError(f"{_where(k)}: this subschema refers to itself through "
+                    raise GrammarError("this subschema refers to itself through "
                                        "a reference cycle that consumes no input",
-                                       code="invalid-schema")
+                                       pointer=_where(k), code="invalid-schema")
             todo.extend(pending)
             if pending:
                 continue
@@ -71,12 +70,10 @@ def _where(key: Key) -> str:
     return key[0][-1][0] if key[0] else "/"
 
 
-def _plan(t: "Translator", conj: Conjunction, removed: bool) -> tuple:
+def _plan(t: "Translation", conj: Conjunction, removed: bool) -> tuple:
     """How to build the language of `conj`: ('none',), ('any', [branch keys]),
     ('one', [(branch key, [other keys])]), ('if', [condition-and-then key, else key,
     condition key]) or ('plain', node, [keys to remove])."""
-    from .translate import remaining
-
     parts = t.collector.flatten(conj)
     if parts is None:
         return ("none",)
@@ -121,7 +118,7 @@ def _children(plan: tuple) -> list[Key]:
     return []
 
 
-def _evaluate(t: "Translator", plan: tuple, memo: dict[Key, Node]) -> Node:
+def _evaluate(t: "Translation", plan: tuple, memo: dict[Key, Node]) -> Node:
     kind = plan[0]
     if kind == "none":
         return NOTHING
@@ -137,7 +134,7 @@ def _evaluate(t: "Translator", plan: tuple, memo: dict[Key, Node]) -> Node:
     return _minus(t, node, [memo[k] for k in plan[2]])
 
 
-def _union(t: "Translator", nodes: list[Node]) -> Node:
+def _union(t: "Translation", nodes: list[Node]) -> Node:
     if any(n is ANY_STRING for n in nodes):
         return ANY_STRING
     kept = [n for n in nodes if n is not NOTHING]
@@ -146,7 +143,7 @@ def _union(t: "Translator", nodes: list[Node]) -> Node:
     return kept[0] if len(kept) == 1 else Choice(tuple(kept))
 
 
-def _minus(t: "Translator", kept: Node, removed: list[Node]) -> Node:
+def _minus(t: "Translation", kept: Node, removed: list[Node]) -> Node:
     removed = [n for n in removed if n is not NOTHING]
     if kept is NOTHING or not removed:
         return kept
@@ -157,10 +154,8 @@ def _minus(t: "Translator", kept: Node, removed: list[Node]) -> Node:
     return NOTHING if node.dfa.is_empty_language else node
 
 
-def _plain(t: "Translator", c, removed: bool) -> Node:  # type: ignore[no-untyped-def]
+def _plain(t: "Translation", c, removed: bool) -> Node:  # type: ignore[no-untyped-def]
     """The strings the merged keywords of `c` accept, ignoring its negations."""
-    from .scalars import enum_members, string_content_node
-
     if "string" not in c.types:
         return NOTHING
     if c.values is not None:

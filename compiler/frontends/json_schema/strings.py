@@ -34,7 +34,6 @@ Errors carry `pointer`: bad bounds are `invalid-schema`, no value satisfying the
 """
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -45,12 +44,14 @@ from ....runtime.csr import csr_order
 from ....runtime.dfa.table import DFATable
 from ...automata.dfa import trim
 from ...support.errors import BudgetExceeded, GrammarError
+from ...support.caches import memo
 from ...ir.nodes import Automaton, CharClass, Choice, Literal, Node, Repeat, Seq
 from ...automata.language_ops import as_dfa, intersect
 from ...support.limits import DEFAULT_LIMITS, Limits
 from ...automata.minimize import minimize
 from ...automata.nfa import IdentityKey
 from .ecma_regex import ANY_STRING, ecma_pattern
+from ...support.diagnostics import Diagnostic
 from .relaxations import relaxation_note
 from .spellings import json_string_automaton
 
@@ -257,13 +258,13 @@ def json_string(
                            pointer=pointer, code="empty-language")
     if max(lo, hi or 0) > limits.max_repeat:
         budget = limits.exceeded("max_repeat", max(lo, hi or 0), "string length bound")
-        raise BudgetExceeded(budget.message, pointer=pointer, code=budget.code)
+        raise budget.located(pointer=pointer)
     if content is None and matches is None and (lo, hi) != (0, None):
         return Seq((_QUOTE, Repeat(_CHARACTER, lo, hi), _QUOTE))
     try:
         return _literals(_key(content), _key(matches), lo, hi, limits)
     except BudgetExceeded as exc:
-        raise BudgetExceeded(exc.message, pointer=pointer, code=exc.code) from None
+        raise exc.located(pointer=pointer) from None
     except GrammarError as exc:
         raise GrammarError(exc.message, pointer=pointer, code=exc.code) from None
 
@@ -313,7 +314,7 @@ def _key(node: Node | None) -> IdentityKey | None:
     return IdentityKey(node.dfa if isinstance(node, Automaton) else node)
 
 
-@functools.lru_cache(maxsize=256)
+@memo(maxsize=256)
 def _literals(content: IdentityKey | None, matches: IdentityKey | None, lo: int,
               hi: int | None, limits: Limits) -> Automaton:
     """The literal automaton of the values in `content` and `matches` with lo to hi code
@@ -335,7 +336,7 @@ def _literals(content: IdentityKey | None, matches: IdentityKey | None, lo: int,
     return Automaton(json_string_automaton(values, limits, escape_raw=False), RAW_SPELLINGS)
 
 
-def spelling_note(node: Node | None, pointer: str) -> str | None:
+def spelling_note(node: Node | None, pointer: str) -> Diagnostic | None:
     """The note for the compiled grammar when `node`, the literals of the string whose keywords
     are at `pointer`, were restricted to raw spellings (`string-escapes`); else None."""
     if not (isinstance(node, Automaton) and node.label == RAW_SPELLINGS):

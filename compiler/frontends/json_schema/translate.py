@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from typing import Any
 
 from ...support import deadline
+from ...support.diagnostics import Diagnostic
 from ...support.errors import GrammarError
 from ...ir.nodes import NOTHING, Choice, Grammar, Literal, Node, Rule, RuleRef
 from ...support.limits import Limits
@@ -31,6 +31,7 @@ from .constraints import (
     Conjunction,
     Constraints,
     conjunction,
+    lenient_warning,
     location,
     negated,
 )
@@ -38,7 +39,13 @@ from .document import SchemaDocument, join
 from .options import JsonSchemaOptions, Layout
 from .scalars import number_text, string_text
 from .strings import spelling_note
+from .translation import remaining, unsupported
 from .values import canonical
+from .disjointness import provably_disjoint
+from .negation import apply_nots, negatable
+from .members import member_nodes
+from .arrays import array_node
+from .objects import object_node
 
 Key = tuple[Conjunction, int]
 
@@ -57,7 +64,8 @@ class Translator:
         self.bodies: dict[str, Node] = {}
         self.kept: dict[str, str] = {}
         self.queue: deque[Key] = deque()
-        self.warnings: list[str] = []
+        self.warnings: list[Diagnostic] = []
+        """What lenient mode ignored and which relaxations were taken, in order, once each."""
         self.synthetic: dict[str, str] = {}
         """Pointers of the schemas `members.py` made, by the canonical value they stand for."""
         self.string_sets: dict = {}
@@ -117,10 +125,10 @@ class Translator:
         self.bodies[name] = body
         return RuleRef(name)
 
-    def warn(self, message: str) -> None:
-        """Record a lenient relaxation."""
-        if message not in self.warnings:
-            self.warnings.append(message)
+    def warn(self, diagnostic: Diagnostic) -> None:
+        """Record what lenient mode or a relaxation changed (once each)."""
+        if diagnostic not in self.warnings:
+            self.warnings.append(diagnostic)
 
     def _name(self, conj: Conjunction, depth: int) -> str:
         pointer = conj[-1][0] if conj else ""
@@ -163,27 +171,23 @@ class Translator:
         rest = remaining(parts, loc, keyword)
         others: dict[str, list] = {b: [] for b in branches}
         if keyword == "oneOf":
-            from .disjointness import provably_disjoint
-            from .negation import negatable
-
             if not provably_disjoint(self, branches, rest):
                 if all(negatable(self, b) for b in branches):
                     others = {b: [negated(o) for o in branches if o != b] for b in branches}
                 else:
-                    message = (f"{join(pointer, 'oneOf')}: the branches of oneOf may overlap, "
-                               "and exactly-one-of is not expressible here")
+                    where = join(pointer, "oneOf")
+                    message = ("the branches of oneOf may overlap, and exactly-one-of is not "
+                               "expressible here")
                     if not self.options.lenient:
                         raise GrammarError(message + "; make them disjoint (for example with a "
                                            "const discriminator property), use anyOf, or "
                                            "compile with lenient=True to read it as anyOf",
-                                           code="unsupported-keyword")
-                    self.warn(message + "; read as anyOf (lenient)")
+                                           pointer=where, code="unsupported-keyword")
+                    self.warn(lenient_warning(where, message, "schema-oneof-as-anyof"))
         alts = [self.ref(conjunction(rest + [location(b), *others[b]]), depth) for b in branches]
         return Choice(tuple(alts)) if alts else NOTHING
 
     def _conditional(self, parts: list, loc: tuple[str, frozenset[str]], depth: int) -> Node:
-        from .negation import negatable
-
         pointer = loc[0]
         schema = self.doc.at(pointer)
         rest = remaining(parts, loc, "if", "then", "else")
@@ -193,7 +197,7 @@ class Translator:
         if negatable(self, condition):
             otherwise.append(negated(condition))
         else:
-            unsupported(self, f"{condition}: the negation of this subschema is not expressible "
+            unsupported(self, condition, "the negation of this subschema is not expressible "
                         "here, so neither is 'else' (supported: conditions that constrain only "
                         "scalars, array or object sizes on one side, or required properties)")
         alts = (self.ref(conjunction(rest + [location(condition), *then]), depth),
@@ -202,12 +206,8 @@ class Translator:
 
     def _typed(self, c: Constraints, depth: int) -> Node:
         if c.nots:
-            from .negation import apply_nots
-
             apply_nots(self, c)
         if c.values is not None:
-            from .members import member_nodes
-
             alts = member_nodes(self, c, depth)
             return Choice(tuple(alts)) if alts else NOTHING
         alts: list[Node] = []
@@ -227,38 +227,11 @@ class Translator:
                 if (note := spelling_note(node, c.string_pointer)) is not None:
                     self.warn(note)
         if "array" in c.types:
-            from .arrays import array_node
-
             node = array_node(self, c, depth)
             if node is not None:
                 alts.append(node)
         if "object" in c.types:
-            from .objects import object_node
-
             node = object_node(self, c, depth)
             if node is not None:
                 alts.append(node)
         return Choice(tuple(alts)) if alts else NOTHING
-
-
-def remaining(parts: list, loc: tuple[str, frozenset[str]], *keywords: str) -> list:
-    """The flattened conjunction `parts` without `keywords` at `loc` (already expanded, so
-    `$ref` and `allOf` are ignored everywhere)."""
-    pointer, ignored = loc
-    expanded = {"$ref", "allOf"}
-    rest = [(p, i if NEGATED in i else i | expanded) for p, i in parts if (p, i) != loc]
-    rest.append((pointer, ignored | expanded | set(keywords)))
-    return rest
-
-
-def unsupported(t: Translator, message: str, code: str = "unsupported-keyword") -> None:
-    """Raise for an unsupported construct, or record a warning when lenient."""
-    if not t.options.lenient:
-        raise GrammarError(message + "; compile with lenient=True to ignore it (the output may "
-                           "then violate it)", code=code)
-    t.warn(message + "; ignored (lenient)")
-
-
-def schema_value(t: Translator, pointer: str) -> Any:
-    """The subschema at `pointer`."""
-    return t.doc.at(pointer)

@@ -1,0 +1,307 @@
+"""Summaries of grammar IR, the one place each is computed: nullable, productive, and the
+(productive, nullable, first bytes, last bytes) summary of expressions and rules.
+
+Data layout: a summary of an expression is computed bottom-up by `fold` (children first, each
+shared sub-expression once, an explicit stack: nesting depth is not limited by recursion), and
+a summary of rules as a least fixpoint over the rules (`rule_fixpoint` for sets of names,
+`rule_summaries` for tuples), with a work list that visits rules after the rules they use.
+Byte sets are 256-bit Python ints. A reference to a rule outside the computed set derives
+nothing, unless said otherwise (`productive_node`'s `defined`).
+
+The linter (`analyses/`) reports from these summaries and the rule-automata builder
+(`lowering/`) decides from them what to inline; neither computes its own.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+import numpy as np
+
+from ...runtime.dfa.table import DFATable
+from ..support import deadline
+from ..support.caches import memo
+from .graph import dependency_order, rule_uses
+from .nodes import (
+    Automaton,
+    CharClass,
+    Choice,
+    Grammar,
+    Literal,
+    Node,
+    Repeat,
+    RuleRef,
+    Seq,
+    children,
+)
+from .utf8 import utf8_sequences
+
+__all__ = ["Summary", "fold", "nullable_node", "nullable_rules", "productive_among",
+           "productive_node", "productive_rules", "rule_fixpoint", "rule_summaries",
+           "rule_worklist"]
+
+T = TypeVar("T")
+
+
+def fold(node: Node, combine: Callable[[Node, list[T]], T],
+         memo: dict[int, T] | None = None) -> T:
+    """`combine(n, values of n's children)` for every node, children first, computed once per
+    shared sub-expression; an explicit stack, so nesting depth is not limited by recursion.
+    `memo` (keyed by node id) receives every node's value when given."""
+    memo = {} if memo is None else memo
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        n, ready = stack.pop()
+        kids = children(n)
+        if ready or not kids:
+            if id(n) not in memo:
+                memo[id(n)] = combine(n, [memo[id(k)] for k in kids])
+                if not len(memo) & 4095:
+                    deadline.check()
+            continue
+        if id(n) in memo:
+            continue
+        stack.append((n, True))
+        stack.extend((k, False) for k in reversed(kids) if id(k) not in memo)
+    return memo[id(node)]
+
+
+def rule_worklist(grammar: Grammar, names: Iterable[str]
+                  ) -> tuple[dict[str, list[str]], list[str]]:
+    """(the rules of `names` that use each one, a work stack of `names` whose top is popped
+    first: rules before the rules that use them, then the others) for fixpoints over rules;
+    `names` must be closed under references (the reachable rules, or every rule)."""
+    names = list(names)
+    uses = rule_uses(grammar)
+    users: dict[str, list[str]] = {name: [] for name in names}
+    for name in names:
+        for used in uses[name]:
+            if used.name in users:
+                users[used.name].append(name)
+    ordered = [name for name in dependency_order(grammar) if name in users]
+    placed = set(ordered)
+    return users, [name for name in reversed(names) if name not in placed] + ordered[::-1]
+
+
+def rule_fixpoint(grammar: Grammar, holds: Callable[[Node, set[str]], bool],
+                  names: Iterable[str] | None = None) -> set[str]:
+    """The least set S of rule names (of `names`, default every rule) with `holds(rule.body,
+    S)` for every rule in S, where `holds` is monotone in S: a worklist that examines rules
+    after the rules they use, and a rule again (once queued, not twice) when a rule it uses
+    joins S."""
+    rules = grammar.by_name
+    users, work = rule_worklist(grammar, rules if names is None else names)
+    queued = set(work)
+    result: set[str] = set()
+    while work:
+        name = work.pop()
+        queued.discard(name)
+        if name in result or not holds(rules[name].body, result):
+            continue
+        result.add(name)
+        for user in users[name]:
+            if user not in result and user not in queued:
+                queued.add(user)
+                work.append(user)
+    return result
+
+
+
+
+def nullable_node(node: Node, nullable: set[str], memo: dict[int, bool] | None = None) -> bool:
+    """Whether `node` can match the empty string, given the nullable rules (`memo` receives
+    the answer for every sub-expression, keyed by id)."""
+
+    def combine(n: Node, kids: list[bool]) -> bool:
+        if isinstance(n, (Literal, CharClass)):
+            return False
+        if isinstance(n, Automaton):
+            return bool(n.dfa.accepting[n.dfa.start])
+        if isinstance(n, RuleRef):
+            return n.name in nullable
+        if isinstance(n, Repeat):
+            return n.min == 0 or kids[0]
+        return all(kids) if isinstance(n, Seq) else any(kids)
+
+    return fold(node, combine, memo)
+
+
+def nullable_rules(grammar: Grammar) -> set[str]:
+    """Names of the rules that can derive the empty string."""
+    return rule_fixpoint(grammar, nullable_node)
+
+
+def productive_node(node: Node, productive: set[str], defined: set[str] | None = None) -> bool:
+    """Whether `node` can derive a finite string, given the productive rules (names not in
+    `defined`, when given, count as productive). Evaluated left to right and short-circuited:
+    a choice stops at its first productive alternative, a sequence at its first unproductive
+    item, and `x{0,n}` is productive without looking at x; shared sub-expressions are
+    evaluated once, without recursion."""
+
+    def leaf(n: Node) -> bool | None:
+        kind = type(n)
+        if kind is Literal:
+            return True
+        if kind is CharClass:
+            return bool(n.ranges)  # type: ignore[union-attr]
+        if kind is Automaton:
+            return not n.dfa.is_empty_language  # type: ignore[union-attr]
+        if kind is RuleRef:
+            return n.name in productive or (  # type: ignore[union-attr]
+                defined is not None and n.name not in defined)  # type: ignore[union-attr]
+        if kind is Repeat and n.min == 0:  # type: ignore[union-attr]
+            return True
+        return None
+
+    top = leaf(node)
+    if top is not None:
+        return top
+    memo: dict[int, bool] = {}
+    stack: list[list] = [[node, 0]]
+    while True:
+        frame = stack[-1]
+        n, i = frame
+        kids = children(n)
+        every = type(n) is not Choice
+        result: bool | None = None
+        while i < len(kids):
+            k = kids[i]
+            value = memo.get(id(k))
+            if value is None:
+                value = leaf(k)
+            if value is None:
+                frame[1] = i
+                stack.append([k, 0])
+                break
+            if value != every:
+                result = value
+                break
+            i += 1
+        else:
+            result = every
+        if result is None:
+            continue
+        memo[id(n)] = result
+        if not len(memo) & 4095:
+            deadline.check()
+        stack.pop()
+        if not stack:
+            return result
+
+
+def productive_rules(grammar: Grammar) -> set[str]:
+    """Names of the rules that can derive a finite string of terminals."""
+    defined = set(grammar.by_name)
+    return rule_fixpoint(grammar, lambda body, done: productive_node(body, done, defined))
+
+
+Summary = tuple[bool, bool, int, int]
+"""(productive, nullable, first bytes, last bytes) of an expression; byte sets as 256-bit ints."""
+
+_UNPRODUCTIVE: Summary = (False, False, 0, 0)
+_EMPTY: Summary = (True, True, 0, 0)
+
+
+def _bits(ranges: Iterable[tuple[int, int]]) -> int:
+    out = 0
+    for lo, hi in ranges:
+        out |= ((1 << (hi - lo + 1)) - 1) << lo
+    return out
+
+
+@memo(maxsize=1024)
+def _class_ends(ranges: tuple[tuple[int, int], ...]) -> tuple[int, int]:
+    """(first bytes, last bytes) of the UTF-8 encodings of a character class."""
+    seqs = [seq for lo, hi in ranges for seq in utf8_sequences(lo, hi)]
+    return _bits(seq[0] for seq in seqs), _bits(seq[-1] for seq in seqs)
+
+
+def _leaf_summary(n: Node) -> Summary:
+    if isinstance(n, Literal):
+        return True, False, 1 << n.data[0], 1 << n.data[-1]
+    if isinstance(n, CharClass):
+        return (True, False, *_class_ends(n.ranges)) if n.ranges else _UNPRODUCTIVE
+    assert isinstance(n, Automaton)
+    return _automaton_summary(n.dfa)
+
+
+@memo(maxsize=256)
+def _automaton_summary(d: DFATable) -> Summary:
+    if d.is_empty_language:
+        return _UNPRODUCTIVE
+    moved = d.transitions >= 0
+    into_accepting = moved & d.accepting[np.where(moved, d.transitions, 0)]
+    first = _bits((b, b) for b in np.flatnonzero(moved[d.start][d.byte_class]).tolist())
+    last = _bits((b, b) for b in np.flatnonzero(into_accepting.any(axis=0)[d.byte_class]).tolist())
+    return True, bool(d.accepting[d.start]), first, last
+
+
+def _summary(node: Node, rules: dict[str, Summary], memo: dict[int, Summary]) -> Summary:
+    """The summary of `node` given those of the rules (a missing rule derives nothing)."""
+
+    def combine(n: Node, kids: list[Summary]) -> Summary:
+        kind = type(n)
+        if kind is RuleRef:
+            return rules.get(n.name, _UNPRODUCTIVE)  # type: ignore[union-attr]
+        if kind is Seq:
+            first = last = 0
+            nullable = True
+            for k in kids:
+                if not k[0]:
+                    return _UNPRODUCTIVE
+                if nullable:
+                    first |= k[2]
+                    nullable = k[1]
+            for k in reversed(kids):
+                last |= k[3]
+                if not k[1]:
+                    break
+            return True, nullable, first, last
+        if kind is Choice:
+            alive = nullable = False
+            first = last = 0
+            for k in kids:
+                if k[0]:
+                    alive = True
+                    nullable = nullable or k[1]
+                    first |= k[2]
+                    last |= k[3]
+            return (True, nullable, first, last) if alive else _UNPRODUCTIVE
+        if kind is Repeat:
+            (item,) = kids
+            if n.max == 0 or not item[0]:  # type: ignore[union-attr]
+                return _EMPTY if n.min == 0 else _UNPRODUCTIVE  # type: ignore[union-attr]
+            return True, n.min == 0 or item[1], item[2], item[3]  # type: ignore[union-attr]
+        return _leaf_summary(n)
+
+    return fold(node, combine, memo)
+
+
+def rule_summaries(grammar: Grammar, names: list[str]
+                   ) -> tuple[dict[str, Summary], dict[str, dict[int, Summary]]]:
+    """The summary of each rule of `names` (a set closed under references, e.g. the reachable
+    rules) as a least fixpoint, and per rule the summaries of its body's nodes by id."""
+    rules = grammar.by_name
+    users, work = rule_worklist(grammar, names)
+    summary: dict[str, Summary] = {}
+    memos: dict[str, dict[int, Summary]] = {}
+    queued = set(work)
+    while work:
+        name = work.pop()
+        queued.discard(name)
+        memos[name] = {}
+        value = _summary(rules[name].body, summary, memos[name])
+        if summary.get(name) != value:
+            summary[name] = value
+            for user in users[name]:
+                if user not in queued:
+                    queued.add(user)
+                    work.append(user)
+    return summary, memos
+
+
+def productive_among(grammar: Grammar, names: list[str]) -> set[str]:
+    """The productive rules of `names` (a list closed under references, e.g. the reachable
+    rules), as a least fixpoint; `productive_node` short-circuits, so this looks at far fewer
+    nodes than `rule_summaries`."""
+    return rule_fixpoint(grammar, productive_node, names)

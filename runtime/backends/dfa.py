@@ -1,0 +1,101 @@
+"""The `Matcher` backend of DFA grammars: one state of a trimmed DFA.
+
+Invariant: `state` is a live state of the compiled grammar's `DFATable` (reachable and able to
+reach acceptance, as the table is trimmed), so the text walked so far is a viable prefix. The
+DFA is held twice: as numpy arrays for `walk_bytes`, and as Python lists (`transition_lists`:
+transitions[state][class], byte_class[byte], accepting[state]) for walking a short token
+without a call into compiled code. A history entry is the state before a step.
+
+The hot loop relies on it: a token of at most 64 bytes is walked through the lists (a few list
+lookups per byte), a longer one in `walk_bytes`; filling a row copies the state's stored row
+(`DFATokenSets.get`). A step is constant work per byte, so `RuntimeLimits` bound nothing here.
+"""
+from __future__ import annotations
+
+import copy
+from typing import cast
+
+import numpy as np
+
+from ..compiled import CompiledGrammar
+from ..run_limits import RuntimeLimits
+from ..dfa.kernels import walk_bytes
+from ..dfa.token_sets import DFATokenSets
+
+
+class DFABackend:
+    """`Backend` of a DFA `CompiledGrammar`."""
+
+    def __init__(self, compiled: CompiledGrammar, limits: RuntimeLimits) -> None:
+        dfa = compiled.dfa
+        assert dfa is not None
+        self._dfa = dfa
+        self._sets = cast(DFATokenSets, compiled.token_sets)
+        self._tokens = compiled.vocab.grammar_token_list
+        self._tl, self._bc, self._accepting = compiled.transition_lists
+        self._state = dfa.start
+
+    def fill(self, row: np.ndarray) -> None:
+        self._sets.get(self._state).fill(row)
+
+    def _walk(self, data: bytes) -> int:
+        if len(data) > 64:
+            dfa = self._dfa
+            arr = np.frombuffer(data, dtype=np.uint8)
+            return int(walk_bytes(dfa.transitions, dfa.byte_class, arr, 0, len(arr), self._state))
+        s = self._state
+        tl, bc = self._tl, self._bc
+        for b in data:
+            s = tl[s][bc[b]]
+            if s < 0:
+                return -1
+        return s
+
+    def advance_bytes(self, data: bytes) -> bool:
+        nxt = self._walk(data)
+        if nxt < 0:
+            return False
+        self._state = nxt
+        return True
+
+    def advance_token(self, token_id: int) -> bool:
+        data = self._tokens[token_id]
+        nxt = self._walk(data) if data else -1
+        if nxt < 0:
+            return False
+        self._state = nxt
+        return True
+
+    def is_complete(self) -> bool:
+        return bool(self._accepting[self._state])
+
+    def snapshot(self) -> int:
+        return self._state
+
+    def restore(self, entry: int) -> None:
+        self._state = entry
+
+    def copy(self) -> DFABackend:
+        return copy.copy(self)
+
+    def set_limits(self, limits: RuntimeLimits) -> None:
+        """Nothing to bound: a DFA step is constant work per byte."""
+
+    def jump_forward_bytes(self, max_bytes: int) -> bytes:
+        tl, bc, accepting = self._tl, self._bc, self._accepting
+        classes: list[list[int]] = [[] for _ in range(self._dfa.n_classes)]
+        for b, c in enumerate(bc):
+            classes[c].append(b)
+        out = bytearray()
+        s = self._state
+        while len(out) < max_bytes and not accepting[s]:
+            moves = [c for c, t in enumerate(tl[s]) if t >= 0]
+            if len(moves) != 1 or len(classes[moves[0]]) != 1:
+                break
+            out.append(classes[moves[0]][0])
+            s = tl[s][bc[out[-1]]]
+        return bytes(out)
+
+    def memory_bytes(self) -> int:
+        """Nothing beyond the state number: the tables belong to the compiled grammar."""
+        return 0

@@ -1,0 +1,120 @@
+"""The `Matcher` backend of pushdown grammars: an Earley recognizer walked one token at a time.
+
+Invariant: the bytes accepted so far always leave a non-empty last Earley set, and every item
+the recognizer keeps can be completed (the rule automata are trimmed and every rule derives a
+string), so the text is a viable prefix and the mask is never empty before termination. The
+state is one `EarleyArrays` (see `earley.py`: sets are only appended or truncated), with set 0
+the closure of the start rule; a history entry is the number of sets before a step, and
+rolling back truncates to it.
+
+The hot loop relies on it: a token's bytes are pushed straight from the vocabulary's flat
+`token_data` in one `push_bytes` call, and a fill is one `fill_mask` call over the last set,
+with the scratch rows and candidate buffers kept here between calls. Every kernel call goes
+through `EarleyArrays.run`, which grows the arrays within the `RuntimeLimits` and calls again,
+so an OVERFLOW is paid for once per doubling, never per step.
+"""
+from __future__ import annotations
+
+import copy
+from typing import cast
+
+import numpy as np
+
+from ..compiled import CompiledGrammar
+from ..run_limits import RuntimeLimits
+from ..pushdown.earley import N_SETS, EarleyArrays, earley_start, next_bytes, push_bytes
+from ..pushdown.kernels import NEED, fill_mask
+from ..pushdown.token_sets import PushdownTokenSets
+
+
+class PushdownBackend:
+    """`Backend` of a pushdown `CompiledGrammar`."""
+
+    def __init__(self, compiled: CompiledGrammar, limits: RuntimeLimits) -> None:
+        table = compiled.pushdown
+        assert table is not None
+        self._sets = cast(PushdownTokenSets, compiled.token_sets)
+        self._g = self._sets.g
+        self._token_data = compiled.vocab.token_data
+        self._token_offsets = compiled.vocab.token_offsets
+        self._scratch = np.zeros(self._sets.n_words, dtype=np.uint32)
+        self._cand = np.zeros(64, dtype=np.int32)
+        self._merged = np.zeros(64, dtype=np.int32)
+        self._earley = EarleyArrays.empty(table.n_states)
+        self.set_limits(limits)
+        self._earley.run(limits, "the start", earley_start, self._g,
+                         np.int32(table.rule_start[table.start_rule]))
+
+    def set_limits(self, limits: RuntimeLimits) -> None:
+        self._limits = limits
+        self._earley.limit(limits)
+
+    def fill(self, row: np.ndarray) -> None:
+        words = row.view(np.uint32)
+        sets = self._sets
+        while True:
+            r = self._earley.run(self._limits, "fill_next_token_bitmask", fill_mask, self._g,
+                                 sets.snapshot, sets.trie_args, sets.eos_ids, words,
+                                 self._scratch, self._cand, self._merged)
+            if r == 0:
+                return
+            if r > 0:
+                self._cand = np.zeros(2 * r, dtype=np.int32)
+                self._merged = np.zeros(2 * r, dtype=np.int32)
+            else:
+                sets.get(NEED - r)
+
+    def _push(self, data: np.ndarray, begin: int, end: int, what: str) -> bool:
+        """Push data[begin:end] all or nothing, within the limits."""
+        return bool(self._earley.run(self._limits, what, push_bytes, self._g, data, begin,
+                                     end) == 1)
+
+    def advance_token(self, token_id: int) -> bool:
+        # `_push` inlined: this is the hot step.
+        begin, end = int(self._token_offsets[token_id]), int(self._token_offsets[token_id + 1])
+        return begin < end and self._earley.run(self._limits, "accept", push_bytes, self._g,
+                                                self._token_data, begin, end) == 1
+
+    def advance_bytes(self, data: bytes) -> bool:
+        arr = np.frombuffer(data, dtype=np.uint8)
+        return self._push(arr, 0, len(arr), "accept")
+
+    def is_complete(self) -> bool:
+        e = self._earley
+        return bool(e.sets[e.n_sets - 1, 1] == 1)
+
+    def snapshot(self) -> int:
+        return int(self._earley.counters[N_SETS])
+
+    def restore(self, entry: int) -> None:
+        self._earley.truncate(entry)
+
+    def copy(self) -> PushdownBackend:
+        other = copy.copy(self)
+        other._earley = self._earley.copy()
+        other._scratch = np.zeros_like(self._scratch)
+        other._cand = np.zeros_like(self._cand)
+        other._merged = np.zeros_like(self._merged)
+        return other
+
+    def jump_forward_bytes(self, max_bytes: int) -> bytes:
+        e = self._earley
+        n0 = e.n_sets
+        out = bytearray()
+        seen = np.zeros(256, dtype=np.bool_)
+        one = np.zeros(1, dtype=np.uint8)
+        try:
+            while len(out) < max_bytes and not self.is_complete():
+                seen[:] = False
+                if next_bytes(self._g, e.kernel_args(), seen) != 1:
+                    break
+                one[0] = int(np.flatnonzero(seen)[0])
+                if not self._push(one, 0, 1, "find_jump_forward_bytes"):
+                    break
+                out.append(int(one[0]))
+        finally:
+            e.truncate(n0)
+        return bytes(out)
+
+    def memory_bytes(self) -> int:
+        return self._earley.nbytes() + self._scratch.nbytes
