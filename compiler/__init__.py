@@ -4,6 +4,7 @@ The public API is the names below; the layers behind them are described in
 `specs/architecture.md` (one folder per layer, imports flowing one way).
 """
 from .automata.build import ir_to_dfa
+from .frontends.json_schema import schema_to_grammar
 from .pipeline import (
     clear_caches,
     compile_gbnf,
@@ -13,7 +14,6 @@ from .pipeline import (
     compile_lark,
     compile_regex,
 )
-from .frontends.json_schema import schema_to_grammar
 from .support.errors import BudgetExceeded, GrammarError
 from .support.limits import DEFAULT_LIMITS, Limits
 

@@ -13,24 +13,23 @@ from collections.abc import Callable
 from typing import Any
 
 from ..runtime.compiled import CompiledGrammar
-from ..runtime.pushdown.table import PushdownTable
 from ..runtime.dfa.token_sets import DFATokenSets
+from ..runtime.pushdown.table import PushdownTable
 from ..runtime.vocab.vocabulary import Vocabulary
-from .support import deadline
-from .support import caches
-from .support.deadline import compile_deadline
 from .automata.build import check_table_bytes, grammar_dfa
-from .support.errors import BudgetExceeded, GrammarError
-from .ir.nodes import Grammar, Node
-from .support.limits import DEFAULT_LIMITS, Limits
-from .ir.graph import check_references, find_cycle
-from .lowering.regular import inline_regular
 from .frontends.json_schema import JsonSchemaOptions, schema_to_grammar
-from .frontends.regex import parse_regex
 from .frontends.parsed import Parsed
+from .frontends.regex import parse_regex
 from .frontends.registry import read
+from .ir.graph import check_references, find_cycle
+from .ir.nodes import Grammar, Node
+from .lowering.regular import inline_regular
 from .lowering.rule_automata import build_pushdown
+from .support import caches, deadline
+from .support.deadline import compile_deadline
 from .support.diagnostics import Diagnostic
+from .support.errors import BudgetExceeded, GrammarError
+from .support.limits import DEFAULT_LIMITS, Limits
 
 
 def precompute_token_sets(compiled: CompiledGrammar, limits: Limits = DEFAULT_LIMITS,

@@ -9,10 +9,10 @@ import functools
 from dataclasses import dataclass, field
 
 from .dfa.table import DFATable
+from .dfa.token_sets import DFATokenSets
 from .pushdown.table import PushdownTable
 from .pushdown.token_sets import PushdownTokenSets
 from .run_limits import DEFAULT_RUNTIME_LIMITS, RuntimeLimits
-from .dfa.token_sets import DFATokenSets
 from .vocab.vocabulary import Vocabulary
 
 

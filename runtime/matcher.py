@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 
 from .backends.base import Backend
+from .backends.dfa import DFABackend
+from .backends.pushdown import PushdownBackend
 from .bitmask import as_bitmask_array, bitmask_words, ids_to_row
 from .compiled import CompiledGrammar
-from .backends.dfa import DFABackend
 from .errors import MatcherBudgetExceeded, MatcherError
-from .backends.pushdown import PushdownBackend
 from .run_limits import RuntimeLimits
 
 __all__ = ["Matcher", "MatcherBudgetExceeded", "MatcherError"]

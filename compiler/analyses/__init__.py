@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..support.diagnostics import SEVERITIES, Diagnostic
 from ..ir.nodes import Grammar
+from ..ir.summaries import nullable_rules, productive_rules
+from ..support.diagnostics import SEVERITIES, Diagnostic
 from ..support.limits import DEFAULT_LIMITS, Limits
 from .ambiguity import analyse_identical_alternatives, analyse_overlapping_literals
 from .common import CODES
-from ..ir.summaries import nullable_rules
 from .loops import analyse_nullable_loops, analyse_repeat_limits
 from .productivity import analyse_productivity
-from ..ir.summaries import productive_rules
 from .recursion import analyse_left_recursion, analyse_regularity
 from .references import analyse_references, analyse_start, analyse_unused
 from .size import analyse_size, analyse_stats, estimate_size

@@ -2,11 +2,11 @@
 that are prefixes of one another."""
 from __future__ import annotations
 
-from ..support.diagnostics import Diagnostic
 from ..ir.nodes import Automaton, CharClass, Choice, Grammar, Literal, Node, Repeat, RuleRef, walk
+from ..ir.summaries import fold
+from ..support.diagnostics import Diagnostic
 from ..support.limits import Limits
 from .common import diagnostic, show_bytes
-from ..ir.summaries import fold
 
 __all__ = ["analyse_identical_alternatives", "analyse_overlapping_literals", "structural_keys"]
 

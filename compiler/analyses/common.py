@@ -2,11 +2,8 @@
 summaries they report from are `ir.summaries`)."""
 from __future__ import annotations
 
-
-from ..support.diagnostics import Diagnostic
 from ..ir.nodes import Grammar
-from ..support.diagnostics import Span
-
+from ..support.diagnostics import Diagnostic, Span
 
 CODES: dict[str, tuple[str, str]] = {
     "undefined-rule": ("error", "A rule is referenced but never defined."),

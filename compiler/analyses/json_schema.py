@@ -22,14 +22,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from . import sort_diagnostics
-from ..ir.summaries import productive_node, productive_rules
-from .size import analyse_backend
-from ..support.diagnostics import Diagnostic
-from ..support.errors import GrammarError
-from ..ir.nodes import Grammar
-from ..support.diagnostics import Span
-from ..support.limits import DEFAULT_LIMITS, Limits
 from ..frontends.json_schema import load_schema
 from ..frontends.json_schema.constraints import (
     LENIENT_SUFFIXES,
@@ -45,6 +37,13 @@ from ..frontends.json_schema.document import SchemaDocument, join
 from ..frontends.json_schema.locate import JsonPositions
 from ..frontends.json_schema.options import JsonSchemaOptions
 from ..frontends.json_schema.translate import Translator
+from ..ir.nodes import Grammar
+from ..ir.summaries import productive_node, productive_rules
+from ..support.diagnostics import Diagnostic, Span
+from ..support.errors import GrammarError
+from ..support.limits import DEFAULT_LIMITS, Limits
+from . import sort_diagnostics
+from .size import analyse_backend
 
 __all__ = ["SCHEMA_CODES", "lint_schema", "lenient_warnings", "located_error"]
 

@@ -16,14 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from ..frontends.registry import language_for, read
+from ..ir.nodes import Grammar
+from ..support.diagnostics import Diagnostic, Span, render
+from ..support.errors import GrammarError
+from ..support.limits import DEFAULT_LIMITS, Limits
 from . import CODES, Analysis, lint_grammar, sort_diagnostics
 from .size import analyse_backend
-from ..support.diagnostics import Diagnostic, render
-from ..support.errors import GrammarError
-from ..ir.nodes import Grammar
-from ..support.diagnostics import Span
-from ..support.limits import DEFAULT_LIMITS, Limits
-from ..frontends.registry import language_for, read
 
 __all__ = ["FileReport", "exit_status", "format_json", "format_sarif", "format_text",
            "lint_file", "lint_source", "read_source", "summary"]

@@ -1,12 +1,11 @@
 """Repetitions: bounds over `Limits.max_repeat`, and loops whose item can match nothing."""
 from __future__ import annotations
 
-from ..support.diagnostics import Diagnostic
 from ..ir.nodes import Grammar, Repeat, walk
+from ..ir.summaries import nullable_node, nullable_rules
+from ..support.diagnostics import Diagnostic
 from ..support.limits import Limits
 from .common import diagnostic
-from ..ir.summaries import nullable_rules
-from ..ir.summaries import nullable_node
 
 __all__ = ["analyse_nullable_loops", "analyse_repeat_limits"]
 

@@ -6,11 +6,11 @@ undefined rules count as productive here, so one missing definition is reported 
 """
 from __future__ import annotations
 
+from ..ir.nodes import Grammar, references
+from ..ir.summaries import productive_rules
 from ..support.diagnostics import Diagnostic
-from ..ir.nodes import (Grammar, references)
 from ..support.limits import Limits
 from .common import diagnostic
-from ..ir.summaries import productive_rules
 
 __all__ = ["analyse_productivity"]
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 from collections import deque
 
 from ...runtime.dfa.table import DFATable
+from ..automata.build import ir_to_dfa
+from ..ir.graph import cyclic_components, find_cycle, reachable_rules
+from ..ir.nodes import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, Seq, walk
+from ..ir.summaries import fold, nullable_rules
+from ..lowering.regular import inline_regular
 from ..support.diagnostics import Diagnostic
 from ..support.errors import BudgetExceeded, GrammarError
-from ..ir.nodes import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, Seq, walk
 from ..support.limits import Limits
-from ..ir.graph import cyclic_components, find_cycle, reachable_rules
-from ..lowering.regular import inline_regular
-from ..automata.build import ir_to_dfa
 from .common import diagnostic, rule_span
-from ..ir.summaries import nullable_rules
-from ..ir.summaries import fold
 from .size import estimate_size
 
 __all__ = ["COMPILE_THRESHOLD", "analyse_left_recursion", "analyse_regularity", "left_refs"]

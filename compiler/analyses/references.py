@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import difflib
 
-from ..support.diagnostics import Diagnostic
-from ..ir.nodes import Grammar, references
-from ..support.limits import Limits
 from ..ir.graph import reachable_rules
+from ..ir.nodes import Grammar, references
+from ..support.diagnostics import Diagnostic
+from ..support.limits import Limits
 from .common import diagnostic
 
 __all__ = ["analyse_references", "analyse_start", "analyse_unused"]

@@ -15,9 +15,7 @@ from dataclasses import dataclass
 
 from ...runtime.compiled import CompiledGrammar
 from ...runtime.vocab.vocabulary import Vocabulary
-from ..support.diagnostics import Diagnostic
-from ..support.errors import BudgetExceeded, GrammarError
-from ..support.caches import memo
+from ..ir.graph import dependency_order, find_cycle, reachable_rules
 from ..ir.nodes import (
     Automaton,
     CharClass,
@@ -30,12 +28,14 @@ from ..ir.nodes import (
     Seq,
     walk,
 )
-from ..support.limits import Limits
-from ..ir.graph import dependency_order, find_cycle, reachable_rules
-from ..pipeline import compile_grammar
-from ..ir.utf8 import utf8_sequences
-from .common import diagnostic, rule_span
 from ..ir.summaries import fold
+from ..ir.utf8 import utf8_sequences
+from ..pipeline import compile_grammar
+from ..support.caches import memo
+from ..support.diagnostics import Diagnostic
+from ..support.errors import BudgetExceeded, GrammarError
+from ..support.limits import Limits
+from .common import diagnostic, rule_span
 
 __all__ = ["SizeEstimate", "analyse_backend", "analyse_size", "analyse_stats", "automata_sizes",
            "compile_structure", "estimate_size"]

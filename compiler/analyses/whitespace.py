@@ -6,13 +6,12 @@ characters of `\\s` in ASCII).
 """
 from __future__ import annotations
 
-from ..support.diagnostics import Diagnostic
-from ..ir.nodes import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, walk
-from ..support.limits import Limits
 from ..ir.graph import reachable_rules
+from ..ir.nodes import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, walk
+from ..ir.summaries import fold, rule_fixpoint
+from ..support.diagnostics import Diagnostic
+from ..support.limits import Limits
 from .common import WHITESPACE_BYTES, diagnostic
-from ..ir.summaries import rule_fixpoint
-from ..ir.summaries import fold
 
 __all__ = ["analyse_json_whitespace", "analyse_unbounded_whitespace", "whitespace_only"]
 

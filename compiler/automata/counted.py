@@ -31,9 +31,9 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit
 
+from ..support.limits import Limits
 from .dfa import UncheckedDFA, byte_classes, edge_columns, read_only, subset_sets, trimmed
 from .flat_ir import FlatIR
-from ..support.limits import Limits
 from .minimize import hopcroft_blocks, quotient
 from .nfa import NFA, build_counted_nfa, build_rule_nfa
 

@@ -18,8 +18,8 @@ from numba import njit
 from ...runtime.dfa.kernels import breadth_first_order, reachable_and_live
 from ...runtime.dfa.table import DFATable
 from ..support.limits import DEFAULT_LIMITS, Limits
-from .nfa import NFA
 from .flat_ir import CALL
+from .nfa import NFA
 from .subset_kernel import subset_construction
 
 

@@ -21,12 +21,12 @@ import numpy as np
 from numba import njit
 
 from ...runtime.dfa.table import DFATable
-from ..support import deadline
-from ..support.errors import GrammarError
-from ..support.caches import memo
 from ..ir.nodes import Automaton, CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq
-from ..support.limits import Limits
 from ..ir.utf8 import utf8_sequences
+from ..support import deadline
+from ..support.caches import memo
+from ..support.errors import GrammarError
+from ..support.limits import Limits
 
 CALL = 256
 """Edge symbols from CALL up are rule calls: CALL + r calls rule r."""

@@ -18,15 +18,15 @@ import numpy as np
 from numba import njit
 
 from ...runtime.dfa.table import DFATable
-from ..support import deadline
-from ..support.errors import GrammarError
-from ..support.caches import cache_name, memo, register
-from ..ir.nodes import Automaton, Node
-from ..support.limits import DEFAULT_LIMITS, Limits
 from ..ir.graph import first_references
-from .nfa import IdentityKey
+from ..ir.nodes import Automaton, Node
+from ..support import deadline
+from ..support.caches import cache_name, memo, register
+from ..support.errors import GrammarError
+from ..support.limits import DEFAULT_LIMITS, Limits
 from .build import ir_to_dfa
 from .minimize import minimize, minimize_table
+from .nfa import IdentityKey
 
 
 def as_dfa(operand: Node | DFATable, limits: Limits = DEFAULT_LIMITS) -> DFATable:

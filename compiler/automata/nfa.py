@@ -31,11 +31,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...runtime.csr import csr_order
-from ..support import deadline
-from .flat_ir import FlatIR, flatten
 from ..ir.nodes import Node
+from ..support import deadline
 from ..support.limits import DEFAULT_LIMITS, Limits
+from .flat_ir import FlatIR, flatten
 from .thompson import thompson
+
 
 def _csr(n: int, src: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
     """(offsets int64[n + 1], the columns ordered by source state)."""

@@ -16,8 +16,8 @@ import numpy as np
 
 from ...runtime.dfa.kernels import walk_bytes
 from ...runtime.dfa.table import DFATable
-from ...runtime.pushdown.earley import EarleyArrays, earley_start, next_bytes, push_bytes
 from ...runtime.errors import MatcherBudgetExceeded
+from ...runtime.pushdown.earley import EarleyArrays, earley_start, next_bytes, push_bytes
 from ...runtime.pushdown.table import PushdownTable
 from ...runtime.run_limits import DEFAULT_RUNTIME_LIMITS, RuntimeLimits
 from ..support.errors import BudgetExceeded, GrammarError

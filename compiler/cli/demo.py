@@ -20,9 +20,8 @@ import numpy as np
 
 from ...runtime import Matcher, Vocabulary
 from ...runtime.vocab.trie import token_trie
-from ..support.errors import GrammarError
 from ..pipeline import compile_regex
-
+from ..support.errors import GrammarError
 from .demo_schema import SCHEMA_N, SchemaDemoResult, format_schema_report, run_schema_demo
 from .toy_model import MAX_TOKENS, TARGET, Generation, ToyModel, generate
 

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from ...runtime import Matcher, Vocabulary
-from .toy_model import ToyModel, generate
 from ..pipeline import compile_json_schema
+from .toy_model import ToyModel, generate
 
 __all__ = ["PERSON_SCHEMA", "PERSON_TARGET", "SCHEMA_MAX_TOKENS", "SCHEMA_N", "ModeResult",
            "SchemaDemoResult", "format_schema_report", "person_problem", "run_schema_demo"]

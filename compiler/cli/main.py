@@ -20,23 +20,6 @@ from typing import TypeVar
 
 from ...runtime.compiled import CompiledGrammar
 from ...runtime.vocab.trie import token_trie
-from ..analyses.size import automata_sizes, compile_structure
-from .report import precompute_token_sets, token_sets_line
-from .schema import (
-    SCHEMA_LANGUAGE,
-    add_schema_options,
-    check_automaton,
-    compile_schema,
-    given_schema_options,
-    is_schema,
-    lint_schema_file,
-    schema_options,
-)
-from ..support.diagnostics import Diagnostic, render, render_diagnostic
-from ..ir.nodes import Grammar
-from ..frontends.json_schema.options import JsonSchemaOptions
-from ..support.limits import Limits
-from ..frontends.registry import EXTENSIONS, LANGUAGES, language_for, read
 from ..analyses.lint import (
     STDIN,
     exit_status,
@@ -45,12 +28,18 @@ from ..analyses.lint import (
     format_text,
     lint_file,
 )
+from ..analyses.size import automata_sizes, compile_structure
 from ..automata.build import ir_to_dfa
+from ..frontends.json_schema.options import JsonSchemaOptions
+from ..frontends.regex import parse_regex
+from ..frontends.registry import EXTENSIONS, LANGUAGES, language_for, read
+from ..ir.nodes import Grammar
 from ..pipeline import compile_grammar, compile_regex
+from ..support.diagnostics import Diagnostic, render, render_diagnostic
+from ..support.limits import Limits
+from .check import CompiledTable, check_text
 from .demo import DEFAULT_PATTERN, run_demo
 from .demo_schema import SCHEMA_N
-from ..frontends.regex import parse_regex
-from .check import CompiledTable, check_text
 from .inputs import (
     InputError,
     Source,
@@ -61,6 +50,17 @@ from .inputs import (
     pattern_source,
     read_grammar,
     read_text,
+)
+from .report import precompute_token_sets, token_sets_line
+from .schema import (
+    SCHEMA_LANGUAGE,
+    add_schema_options,
+    check_automaton,
+    compile_schema,
+    given_schema_options,
+    is_schema,
+    lint_schema_file,
+    schema_options,
 )
 
 __all__ = ["main"]

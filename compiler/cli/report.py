@@ -8,10 +8,10 @@ import sys
 import time
 
 from ...runtime.compiled import CompiledGrammar
-from ...runtime.pushdown.token_sets import PushdownTokenSets
 from ...runtime.dfa.token_sets import DFATokenSets
-from ..support.limits import Limits
+from ...runtime.pushdown.token_sets import PushdownTokenSets
 from ..pipeline import precompute_token_sets as precompute
+from ..support.limits import Limits
 
 __all__ = ["precompute_token_sets", "token_sets_line"]
 

@@ -14,15 +14,15 @@ from typing import BinaryIO
 
 from ...runtime.compiled import CompiledGrammar
 from ...runtime.vocab.vocabulary import Vocabulary
+from ..analyses.json_schema import lenient_warnings, lint_schema, located_error
+from ..analyses.lint import STDIN, FileReport, read_source
 from ..analyses.size import compile_structure
+from ..frontends.json_schema import schema_to_grammar
+from ..frontends.json_schema.options import LAYOUTS, JsonSchemaOptions
+from ..pipeline import compile_parsed_schema
 from ..support.diagnostics import Diagnostic
 from ..support.errors import GrammarError
-from ..frontends.json_schema import schema_to_grammar
-from ..pipeline import compile_parsed_schema
-from ..analyses.json_schema import lint_schema, lenient_warnings, located_error
-from ..frontends.json_schema.options import LAYOUTS, JsonSchemaOptions
 from ..support.limits import Limits
-from ..analyses.lint import STDIN, FileReport, read_source
 from .check import CompiledTable
 
 __all__ = ["SCHEMA_LANGUAGE", "add_schema_options", "check_automaton", "compile_schema",

@@ -19,11 +19,6 @@ from importlib.resources import files
 from lark import Lark, Token, UnexpectedInput, UnexpectedToken
 from lark.lark import PostLex
 
-from ..support import deadline
-from ..support.errors import GrammarError
-from ..support.caches import memo
-from .gbnf_printer import is_gbnf_name, to_gbnf
-from .gbnf_reader import Unread, read
 from ..ir.nodes import (
     CharClass,
     Grammar,
@@ -36,9 +31,14 @@ from ..ir.nodes import (
     Seq,
     complement_ranges,
 )
-from ..support.diagnostics import Span
-from ..support.limits import DEFAULT_LIMITS, Limits
 from ..ir.normalize import alternation, concat, cover, simplify
+from ..support import deadline
+from ..support.caches import memo
+from ..support.diagnostics import Span
+from ..support.errors import GrammarError
+from ..support.limits import DEFAULT_LIMITS, Limits
+from .gbnf_printer import is_gbnf_name, to_gbnf
+from .gbnf_reader import Unread, read
 
 __all__ = ["is_gbnf_name", "parse_gbnf", "simplify", "to_gbnf"]
 

@@ -10,8 +10,18 @@ from __future__ import annotations
 import re
 
 from ..ir.nodes import (
-    Automaton, CharClass, Choice, Grammar, Literal, Node, Repeat, Rule, RuleRef, Seq, complement_ranges,
+    Automaton,
+    CharClass,
+    Choice,
+    Grammar,
+    Literal,
+    Node,
     Ranges,
+    Repeat,
+    Rule,
+    RuleRef,
+    Seq,
+    complement_ranges,
 )
 from ..ir.normalize import simplify
 

@@ -30,12 +30,11 @@ from lark.load_grammar import (
     nr_deepcopy_tree,
 )
 
-from ..support.diagnostics import Diagnostic
-from ..support.errors import GrammarError
 from ..ir.nodes import Grammar, Node, Repeat, Rule, RuleRef, Seq, references
-from ..support.diagnostics import Span
+from ..support.diagnostics import Diagnostic, Span
+from ..support.errors import GrammarError
+from ..support.limits import DEFAULT_LIMITS, Limits
 from .lark_support import SpanIndex, lark_errors
-from .parsed import Parsed
 from .lark_terminals import (
     check_lexable,
     choice,
@@ -44,7 +43,7 @@ from .lark_terminals import (
     terminal_ir,
     tree_size,
 )
-from ..support.limits import DEFAULT_LIMITS, Limits
+from .parsed import Parsed
 
 __all__ = ["IGNORE_RULE", "MAX_TEMPLATE_INSTANCES", "parse_lark"]
 

@@ -12,8 +12,8 @@ from contextlib import contextmanager
 
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from ..support.errors import GrammarError
 from ..support.diagnostics import Span
+from ..support.errors import GrammarError
 
 __all__ = ["SpanIndex", "lark_errors"]
 

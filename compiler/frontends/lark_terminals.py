@@ -18,8 +18,6 @@ from typing import Any
 from lark import Token, Tree
 from lark.lexer import Pattern, PatternStr
 
-from ..support.errors import GrammarError
-from ..support.caches import memo
 from ..ir.nodes import (
     CharClass,
     Choice,
@@ -32,7 +30,9 @@ from ..ir.nodes import (
     complement_ranges,
     normalize_ranges,
 )
+from ..support.caches import memo
 from ..support.diagnostics import Span
+from ..support.errors import GrammarError
 from ..support.limits import Limits
 from .regex import parse_regex
 

@@ -10,20 +10,20 @@ import contextvars
 import dataclasses
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.resources import files
-from collections.abc import Iterator
 from typing import Union
 
 from lark import Lark, Token, UnexpectedInput, UnexpectedToken
 from lark.lark import PostLex
 
-from ..support import deadline
-from ..support.errors import GrammarError
-from ..support.caches import memo
 from ..ir.nodes import CharClass, Choice, Literal, Node, Ranges, Repeat, Seq, complement_ranges
-from ..support.diagnostics import Span
 from ..ir.normalize import concat, cover
+from ..support import deadline
+from ..support.caches import memo
+from ..support.diagnostics import Span
+from ..support.errors import GrammarError
 from ..support.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["parse_regex"]

@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from ..support import deadline
-from ..support.errors import GrammarError
 from ..support.caches import cache_name, register
-from .nodes import Choice, Grammar, Node, Repeat, RuleRef, Seq
 from ..support.diagnostics import Span
+from ..support.errors import GrammarError
+from .nodes import Choice, Grammar, Node, Repeat, RuleRef, Seq
 
 T = TypeVar("T")
 

@@ -3,8 +3,8 @@ adjacent literals, and `simplify`, which applies them to a whole tree without re
 Frontends build their IR with these, so equal source structure gives equal IR."""
 from __future__ import annotations
 
-from .nodes import CharClass, Choice, Literal, Node, Repeat, Seq, children
 from ..support.diagnostics import Span
+from .nodes import CharClass, Choice, Literal, Node, Repeat, Seq, children
 
 __all__ = ["alternation", "concat", "cover", "simplify"]
 

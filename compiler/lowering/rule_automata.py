@@ -29,12 +29,18 @@ import numpy as np
 from numba import njit
 
 from ...runtime.pushdown.table import PushdownTable
-from ..support import deadline
 from ..automata.counted import counted_or_nfa
 from ..automata.dfa import UncheckedDFA, byte_classes, merge_columns, subset_table
-from ..support.errors import BudgetExceeded, GrammarError
-from ..support.caches import cache_name, register
-from ..automata.flat_ir import NO_INLINE, FlatIR, flatten
+from ..automata.flat_ir import CALL, NO_INLINE, FlatIR, flatten
+from ..automata.minimize import minimal
+from ..automata.nfa import NFA
+from ..ir.graph import (
+    check_references,
+    cyclic_components,
+    per_grammar,
+    reachable_rules,
+    rule_uses,
+)
 from ..ir.nodes import (
     Automaton,
     CharClass,
@@ -46,18 +52,11 @@ from ..ir.nodes import (
     RuleRef,
     Seq,
 )
-from ..support.limits import DEFAULT_LIMITS, Limits
-from ..ir.graph import (
-    check_references,
-    cyclic_components,
-    per_grammar,
-    reachable_rules,
-    rule_uses,
-)
-from ..automata.minimize import minimal
-from ..automata.nfa import NFA
-from ..automata.flat_ir import CALL
 from ..ir.summaries import Summary, productive_among, rule_summaries
+from ..support import deadline
+from ..support.caches import cache_name, register
+from ..support.errors import BudgetExceeded, GrammarError
+from ..support.limits import DEFAULT_LIMITS, Limits
 
 EMPTY_CLASS = CharClass(())
 

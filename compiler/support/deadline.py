@@ -11,8 +11,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
 from contextlib import contextmanager
+from typing import TypeVar
 
 from .limits import Limits
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-
 E = TypeVar("E", bound="GrammarError")
 
 

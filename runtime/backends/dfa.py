@@ -18,9 +18,9 @@ from typing import cast
 import numpy as np
 
 from ..compiled import CompiledGrammar
-from ..run_limits import RuntimeLimits
 from ..dfa.kernels import walk_bytes
 from ..dfa.token_sets import DFATokenSets
+from ..run_limits import RuntimeLimits
 
 
 class DFABackend:

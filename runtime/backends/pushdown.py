@@ -21,10 +21,10 @@ from typing import cast
 import numpy as np
 
 from ..compiled import CompiledGrammar
-from ..run_limits import RuntimeLimits
 from ..pushdown.earley import N_SETS, EarleyArrays, earley_start, next_bytes, push_bytes
 from ..pushdown.kernels import NEED, fill_mask
 from ..pushdown.token_sets import PushdownTokenSets
+from ..run_limits import RuntimeLimits
 
 
 class PushdownBackend:

@@ -22,12 +22,11 @@ import numpy as np
 from ..arrays import immutable
 from ..bitmask import bitmask_words, ids_to_row
 from ..content_tokens import content_split
-from .kernels import trie_token_row
-from .table import DFATable
 from ..row_kernels import array_hash, differing_words
 from ..vocab.trie import TokenTrie, token_trie
 from ..vocab.vocabulary import Vocabulary
-
+from .kernels import trie_token_row
+from .table import DFATable
 
 _BASE_ROWS: "weakref.WeakKeyDictionary[TokenTrie, np.ndarray]" = weakref.WeakKeyDictionary()
 

@@ -20,8 +20,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .earley import (GEN, KERNEL, MARK, N_ITEMS, N_SETS, OVERFLOW, SCANNED, STEP, WORK, add_item,
-                     close_set, push_step, start_step)
+from .earley import (
+    GEN,
+    KERNEL,
+    MARK,
+    N_ITEMS,
+    N_SETS,
+    OVERFLOW,
+    SCANNED,
+    STEP,
+    WORK,
+    add_item,
+    close_set,
+    push_step,
+    start_step,
+)
 
 # Columns of the store's per-state metadata.
 STATUS, DEFAULT, SLOT, PATCH_BEGIN, PATCH_LEN, UNC_BEGIN, UNC_LEN = range(7)

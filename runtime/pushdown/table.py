@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..arrays import checked_array, immutable
-from ..dfa.table import checked_state
 from ..dfa.kernels import reach_and_live
+from ..dfa.table import checked_state
 from .derive import checked_moves, ends_fixpoint, propagate_or
 
 

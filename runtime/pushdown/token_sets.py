@@ -26,6 +26,9 @@ import numpy as np
 
 from ..bitmask import bitmask_words
 from ..content_tokens import content_split
+from ..row_kernels import array_hash, differing_words, write_patches
+from ..vocab.trie import TokenTrie, next_shorter_prefix, token_trie
+from ..vocab.vocabulary import Vocabulary
 from .earley import OVERFLOW, EarleyArrays
 from .kernels import (
     BASE,
@@ -41,9 +44,6 @@ from .kernels import (
     classify_tokens,
 )
 from .table import PushdownTable
-from ..row_kernels import array_hash, differing_words, write_patches
-from ..vocab.trie import TokenTrie, next_shorter_prefix, token_trie
-from ..vocab.vocabulary import Vocabulary
 
 
 def _grown(a: np.ndarray, need: int) -> np.ndarray:

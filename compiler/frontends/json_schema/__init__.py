@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...support.errors import GrammarError
-
-from ...support.limits import DEFAULT_LIMITS, Limits
 from ...support.deadline import compile_deadline
+from ...support.errors import GrammarError
+from ...support.limits import DEFAULT_LIMITS, Limits
 from ..parsed import Parsed
 from .document import SchemaDocument
 from .loading import check_scalar_values, parse_schema_text

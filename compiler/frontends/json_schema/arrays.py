@@ -7,11 +7,9 @@ position caps the length there.
 """
 from __future__ import annotations
 
-
 from ...ir.nodes import EMPTY, Choice, Literal, Node, Repeat, Seq
 from .constraints import Constraints
 from .translation import Translation
-
 
 
 def _position(c: "Constraints", i: int | None) -> list[str]:

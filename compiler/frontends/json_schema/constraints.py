@@ -37,8 +37,8 @@ from ...support.diagnostics import Diagnostic
 from ...support.errors import BudgetExceeded, GrammarError
 from . import draft3
 from .document import DRAFT3_TYPES, SchemaDocument, join
-from .vocabularies import VALIDATING
 from .values import canonical, exact_number, is_number, json_type, number_digits
+from .vocabularies import VALIDATING
 
 Location = tuple[str, frozenset[str]]
 Conjunction = tuple[Location, ...]

@@ -16,9 +16,8 @@ from itertools import combinations
 from typing import Any
 
 from .constraints import Collector, Constraints, Location, location
-from .values import json_type
 from .translation import Translation
-
+from .values import json_type
 
 
 def _types(c: Constraints) -> set[str]:

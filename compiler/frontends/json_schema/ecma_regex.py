@@ -40,26 +40,26 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ....runtime.dfa.table import DFATable
-from ...support.errors import GrammarError
-from ...support.caches import memo
+from ...automata.build import minimal_dfa
+from ...automata.language_ops import intersect
+from ...automata.nfa import NFA
 from ...ir.nodes import (
+    MAX_CODE_POINT,
     Automaton,
     CharClass,
     Choice,
     Literal,
-    MAX_CODE_POINT,
     Node,
     Ranges,
     Repeat,
     Seq,
     complement_ranges,
 )
-from ...support.diagnostics import Span
-from ...automata.language_ops import intersect
-from ...support.limits import DEFAULT_LIMITS, Limits
-from ...automata.nfa import NFA
 from ...ir.normalize import alternation, concat
-from ...automata.build import minimal_dfa
+from ...support.caches import memo
+from ...support.diagnostics import Span
+from ...support.errors import GrammarError
+from ...support.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["ANY_CHAR", "ecma_pattern"]
 

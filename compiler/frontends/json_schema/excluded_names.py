@@ -30,9 +30,9 @@ from numba import njit
 
 from ....runtime.dfa.table import DFATable
 from ...automata.language_ops import interned
-from ...support.limits import Limits
-from ...support.caches import memo
 from ...automata.minimize import minimize_table
+from ...support.caches import memo
+from ...support.limits import Limits
 
 _QUOTE = 0x22
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -43,9 +43,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ...support.errors import GrammarError
-from ...support.caches import memo
 from ...ir.nodes import Node, Seq
+from ...support.caches import memo
+from ...support.errors import GrammarError
 from ..regex import parse_regex
 
 DIGIT = "[0-9]"

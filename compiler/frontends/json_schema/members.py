@@ -24,19 +24,17 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ...support import deadline
-from ...ir.nodes import Node
 from ...automata.language_ops import intersect
-from .constraints import ArrayPart, ObjectPart
+from ...ir.nodes import Node
+from ...support import deadline
+from .arrays import array_node
+from .constraints import ArrayPart, Constraints, ObjectPart
 from .document import join
+from .literals import value_node
 from .objects import MEMBER_RULES_FROM, object_node
 from .scalars import enum_members, number_text
-from .literals import value_node
-from .values import canonical, json_type
-from .constraints import Constraints
 from .translation import Translation
-from .arrays import array_node
-
+from .values import canonical, json_type
 
 
 def member_nodes(t: "Translation", c: "Constraints", depth: int) -> list[Node]:

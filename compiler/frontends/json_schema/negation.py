@@ -23,13 +23,10 @@ draft in S is an annotation (`{"$schema": draft-04, "not": {"const": 1}}` reject
 """
 from __future__ import annotations
 
-
 from .constraints import HANDLED, NEGATED, PRESENCE, UNSUPPORTED, Constraints, negated
-from .values import canonical, exact_number, json_type
-from .translation import Translation, unsupported
 from .scalars import enum_members
-
-
+from .translation import Translation, unsupported
+from .values import canonical, exact_number, json_type
 
 _REFUSED = frozenset({"anyOf", "oneOf", "if", *UNSUPPORTED, *PRESENCE})
 

@@ -43,14 +43,14 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 
-from ...support.errors import BudgetExceeded, GrammarError
-from ...support.caches import memo
-from ...ir.nodes import EMPTY, NOTHING, Automaton, CharClass, Choice, Literal, Node, Repeat, Seq
+from ...automata.build import ir_to_dfa
 from ...automata.language_ops import intersect
+from ...ir.nodes import EMPTY, NOTHING, Automaton, CharClass, Choice, Literal, Node, Repeat, Seq
+from ...support.caches import memo
+from ...support.errors import BudgetExceeded, GrammarError
 from ...support.limits import DEFAULT_LIMITS, Limits
 from .residues import residue_dfa
 from .values import number_digits
-from ...automata.build import ir_to_dfa
 
 Exact = Fraction | int | Decimal
 

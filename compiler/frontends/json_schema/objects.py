@@ -29,19 +29,18 @@ from __future__ import annotations
 from itertools import product
 from typing import Any
 
+from ...automata.language_ops import as_dfa, difference, intersect
+from ...ir.nodes import EMPTY, NOTHING, Automaton, Choice, Literal, Node, Repeat, Seq
 from ...support import deadline
 from ...support.errors import GrammarError
-from ...ir.nodes import EMPTY, NOTHING, Automaton, Choice, Literal, Node, Repeat, Seq
-from ...automata.language_ops import as_dfa, difference, intersect
 from .arrays import count_bound
+from .constraints import Constraints, ObjectPart, conjunction, location
 from .ecma_regex import ANY_STRING
 from .excluded_names import without_names
 from .literals import string_literal
-from .constraints import Constraints, ObjectPart, conjunction, location
-from .translation import Translation
 from .string_sets import strings_of
 from .strings import ecma_pattern, json_string
-
+from .translation import Translation
 
 MAX_PATTERN_REGIONS = 64
 MAX_PRESENCE_BITS = 8

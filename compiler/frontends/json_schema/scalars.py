@@ -14,21 +14,19 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from ...support import deadline
-from ...support.errors import GrammarError
-from ...support.caches import memo
-from ...ir.nodes import Automaton, Choice, Node
 from ...automata.language_ops import as_dfa, difference, intersect
-from .strings import ANY_STRING
-from .relaxations import format_language, number_domain
-from .strings import CHUNKED_FROM, chunked_string, counted, ecma_pattern, json_string
+from ...ir.nodes import Automaton, Choice, Node
+from ...support import deadline
+from ...support.caches import memo
+from ...support.errors import GrammarError
+from ..regex import parse_regex
 from .constraints import Constraints, lenient_warning
 from .literals import string_content
-from .values import exact_number, json_type
-from .translation import Translation
-from ..regex import parse_regex
 from .numbers import number_automaton, number_node
-
+from .relaxations import format_language, number_domain
+from .strings import ANY_STRING, CHUNKED_FROM, chunked_string, counted, ecma_pattern, json_string
+from .translation import Translation
+from .values import exact_number, json_type
 
 PLAIN_INTEGER = "-?(0|[1-9][0-9]*)"
 """The number texts drafts 3 and 4 call integers."""

@@ -35,8 +35,8 @@ import numpy as np
 
 from ....runtime.dfa.table import DFATable
 from ...automata.dfa import trim
-from ...support.limits import DEFAULT_LIMITS, Limits
 from ...automata.minimize import minimize
+from ...support.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["json_string_automaton"]
 

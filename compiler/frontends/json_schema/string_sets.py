@@ -20,18 +20,16 @@ input (`{"$defs": {"a": {"not": {"$ref": "#/$defs/a"}}}}`), an `invalid-schema` 
 """
 from __future__ import annotations
 
-
+from ...automata.language_ops import as_dfa, difference, intersect
+from ...ir.nodes import NOTHING, Choice, Node, Repeat
 from ...support import deadline
 from ...support.errors import GrammarError
-from ...ir.nodes import NOTHING, Choice, Node, Repeat
-from ...automata.language_ops import as_dfa, difference, intersect
 from .constraints import NEGATED, Conjunction, conjunction, location
 from .document import join
 from .ecma_regex import ANY_CHAR, ANY_STRING
 from .literals import string_content
-from .translation import Translation, remaining
 from .scalars import enum_members, string_content_node
-
+from .translation import Translation, remaining
 
 Key = tuple[Conjunction, bool]
 

@@ -43,15 +43,15 @@ from numba import njit
 from ....runtime.csr import csr_order
 from ....runtime.dfa.table import DFATable
 from ...automata.dfa import trim
-from ...support.errors import BudgetExceeded, GrammarError
-from ...support.caches import memo
-from ...ir.nodes import Automaton, CharClass, Choice, Literal, Node, Repeat, Seq
 from ...automata.language_ops import as_dfa, intersect
-from ...support.limits import DEFAULT_LIMITS, Limits
 from ...automata.minimize import minimize
 from ...automata.nfa import IdentityKey
-from .ecma_regex import ANY_STRING, ecma_pattern
+from ...ir.nodes import Automaton, CharClass, Choice, Literal, Node, Repeat, Seq
+from ...support.caches import memo
 from ...support.diagnostics import Diagnostic
+from ...support.errors import BudgetExceeded, GrammarError
+from ...support.limits import DEFAULT_LIMITS, Limits
+from .ecma_regex import ANY_STRING, ecma_pattern
 from .relaxations import relaxation_note
 from .spellings import json_string_automaton
 

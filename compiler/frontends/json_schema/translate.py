@@ -20,11 +20,12 @@ from __future__ import annotations
 import re
 from collections import deque
 
+from ...ir.nodes import NOTHING, Choice, Grammar, Literal, Node, Rule, RuleRef
 from ...support import deadline
 from ...support.diagnostics import Diagnostic
 from ...support.errors import GrammarError
-from ...ir.nodes import NOTHING, Choice, Grammar, Literal, Node, Rule, RuleRef
 from ...support.limits import Limits
+from .arrays import array_node
 from .constraints import (
     NEGATED,
     Collector,
@@ -35,17 +36,16 @@ from .constraints import (
     location,
     negated,
 )
+from .disjointness import provably_disjoint
 from .document import SchemaDocument, join
+from .members import member_nodes
+from .negation import apply_nots, negatable
+from .objects import object_node
 from .options import JsonSchemaOptions, Layout
 from .scalars import number_text, string_text
 from .strings import spelling_note
 from .translation import remaining, unsupported
 from .values import canonical
-from .disjointness import provably_disjoint
-from .negation import apply_nots, negatable
-from .members import member_nodes
-from .arrays import array_node
-from .objects import object_node
 
 Key = tuple[Conjunction, int]
 
