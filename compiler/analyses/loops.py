@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..ir.nodes import Grammar, Repeat, walk
-from ..ir.summaries import nullable_node, nullable_rules
+from ..ir.summaries import rule_summaries
 from ..support.diagnostics import Diagnostic
 from ..support.limits import Limits
 from .common import diagnostic
@@ -32,15 +32,14 @@ def analyse_repeat_limits(grammar: Grammar, limits: Limits) -> list[Diagnostic]:
 def analyse_nullable_loops(grammar: Grammar, limits: Limits) -> list[Diagnostic]:
     """`nullable-loop` for every repetition that may run more than once (max None or > 1)
     whose item can match the empty string, such as `(a?)*`."""
-    nullable = nullable_rules(grammar)
+    _, summaries = rule_summaries(grammar, list(grammar.by_name))
     out = []
     for rule in grammar.rules:
-        empty: dict[int, bool] = {}
-        nullable_node(rule.body, nullable, empty)
+        summary = summaries[rule.name]  # (productive, nullable, first, last) by node id
         for node in walk(rule.body):
             if not isinstance(node, Repeat) or (node.max is not None and node.max <= 1):
                 continue
-            if empty[id(node.item)]:
+            if summary[id(node.item)][1]:
                 out.append(diagnostic(
                     "nullable-loop",
                     f"the item of this repetition ({_bounds(node)}) can match the empty string,"

@@ -39,8 +39,10 @@ from .regex import parse_regex
 __all__ = [
     "REWRITES",
     "TerminalIR",
+    "cased_characters",
     "check_lexable",
     "choice",
+    "fold_char",
     "pattern_ir",
     "repeat_bounds",
     "seq",
@@ -94,7 +96,7 @@ def _class_body(ranges: Ranges) -> str:
 
 
 @memo(maxsize=1, static=True)
-def _cased() -> str:
+def cased_characters() -> str:
     """Every character that has a case mapping, and their one-character images (all below
     U+20000): the only characters ignore-case matching can relate to another one."""
     cps: set[int] = set()
@@ -110,16 +112,17 @@ def _cased() -> str:
 
 
 @memo(maxsize=4096)
-def _fold_char(ch: str) -> Ranges:
+def fold_char(ch: str) -> Ranges:
+    """The ranges of the characters Python's `re` matches for `ch` under IGNORECASE."""
     if ch not in _cased_set():
         return ((ord(ch), ord(ch)),)
     matcher = re.compile("(?i:" + re.escape(ch) + ")")
-    return normalize_ranges([(ord(ch), ord(ch))] + [(ord(m.group()),) * 2 for m in matcher.finditer(_cased())])
+    return normalize_ranges([(ord(ch), ord(ch))] + [(ord(m.group()),) * 2 for m in matcher.finditer(cased_characters())])
 
 
 @memo(maxsize=1, static=True)
 def _cased_set() -> frozenset[str]:
-    return frozenset(_cased())
+    return frozenset(cased_characters())
 
 
 @memo(maxsize=1024)
@@ -127,7 +130,7 @@ def _fold_ranges(ranges: Ranges) -> Ranges:
     if not ranges:
         return ranges
     matcher = re.compile("(?i:[" + _class_body(ranges) + "])")
-    return normalize_ranges(list(ranges) + [(ord(m.group()),) * 2 for m in matcher.finditer(_cased())])
+    return normalize_ranges(list(ranges) + [(ord(m.group()),) * 2 for m in matcher.finditer(cased_characters())])
 
 
 def _fold_text(text: str) -> Node:
@@ -135,7 +138,7 @@ def _fold_text(text: str) -> Node:
     items: list[Node] = []
     run: list[str] = []
     for ch in text:
-        ranges = _fold_char(ch)
+        ranges = fold_char(ch)
         if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
             run.append(ch)
             continue
@@ -313,7 +316,7 @@ class _Scanner:
         chars = node.data.decode("utf-8")
         if len(chars) != 1:
             return text
-        ranges = _fold_char(chars)
+        ranges = fold_char(chars)
         return text if ranges == ((ord(chars),) * 2,) else self._ranges(ranges, frozenset())
 
     def _ranges(self, ranges: Ranges, flags: frozenset[str]) -> str:

@@ -1,5 +1,7 @@
-"""Summaries of grammar IR, the one place each is computed: nullable, productive, and the
-(productive, nullable, first bytes, last bytes) summary of expressions and rules.
+"""Summaries of grammar IR, the one place they are computed: the (productive, nullable, first
+bytes, last bytes) `Summary` of expressions (`summarize`) and rules (`rule_summaries`; the
+nullable rules are read from it), and productivity alone (`productive_node`, short-circuited,
+which looks at far fewer nodes when nothing else is asked).
 
 Data layout: a summary of an expression is computed bottom-up by `fold` (children first, each
 shared sub-expression once, an explicit stack: nesting depth is not limited by recursion), and
@@ -36,8 +38,8 @@ from .nodes import (
 )
 from .utf8 import utf8_sequences
 
-__all__ = ["Summary", "fold", "nullable_node", "nullable_rules", "productive_among",
-           "productive_node", "productive_rules", "rule_fixpoint", "rule_summaries",
+__all__ = ["Summary", "fold", "nullable_rules", "productive_among", "productive_node",
+           "productive_rules", "rule_fixpoint", "rule_summaries", "summarize",
            "rule_worklist"]
 
 T = TypeVar("T")
@@ -106,29 +108,6 @@ def rule_fixpoint(grammar: Grammar, holds: Callable[[Node, set[str]], bool],
     return result
 
 
-
-
-def nullable_node(node: Node, nullable: set[str], memo: dict[int, bool] | None = None) -> bool:
-    """Whether `node` can match the empty string, given the nullable rules (`memo` receives
-    the answer for every sub-expression, keyed by id)."""
-
-    def combine(n: Node, kids: list[bool]) -> bool:
-        if isinstance(n, (Literal, CharClass)):
-            return False
-        if isinstance(n, Automaton):
-            return bool(n.dfa.accepting[n.dfa.start])
-        if isinstance(n, RuleRef):
-            return n.name in nullable
-        if isinstance(n, Repeat):
-            return n.min == 0 or kids[0]
-        return all(kids) if isinstance(n, Seq) else any(kids)
-
-    return fold(node, combine, memo)
-
-
-def nullable_rules(grammar: Grammar) -> set[str]:
-    """Names of the rules that can derive the empty string."""
-    return rule_fixpoint(grammar, nullable_node)
 
 
 def productive_node(node: Node, productive: set[str], defined: set[str] | None = None) -> bool:
@@ -236,8 +215,10 @@ def _automaton_summary(d: DFATable) -> Summary:
     return True, bool(d.accepting[d.start]), first, last
 
 
-def _summary(node: Node, rules: dict[str, Summary], memo: dict[int, Summary]) -> Summary:
-    """The summary of `node` given those of the rules (a missing rule derives nothing)."""
+def summarize(node: Node, rules: dict[str, Summary],
+              memo: dict[int, Summary] | None = None) -> Summary:
+    """The summary of `node` given those of the rules (a missing rule derives nothing);
+    `memo` receives every sub-expression's, keyed by id."""
 
     def combine(n: Node, kids: list[Summary]) -> Summary:
         kind = type(n)
@@ -290,7 +271,7 @@ def rule_summaries(grammar: Grammar, names: list[str]
         name = work.pop()
         queued.discard(name)
         memos[name] = {}
-        value = _summary(rules[name].body, summary, memos[name])
+        value = summarize(rules[name].body, summary, memos[name])
         if summary.get(name) != value:
             summary[name] = value
             for user in users[name]:
@@ -298,6 +279,12 @@ def rule_summaries(grammar: Grammar, names: list[str]
                     queued.add(user)
                     work.append(user)
     return summary, memos
+
+
+def nullable_rules(grammar: Grammar) -> set[str]:
+    """Names of the rules that can derive the empty string (from their `rule_summaries`)."""
+    summary, _ = rule_summaries(grammar, list(grammar.by_name))
+    return {name for name, s in summary.items() if s[1]}
 
 
 def productive_among(grammar: Grammar, names: list[str]) -> set[str]:

@@ -56,7 +56,7 @@ from .relaxations import relaxation_note
 from .spellings import json_string_automaton
 
 __all__ = ["ANY_STRING", "RAW_SPELLINGS", "chunked_string", "counted", "ecma_pattern",
-           "json_string", "json_string_automaton", "spelling_note"]
+           "json_string", "json_string_automaton", "spelling_note", "string_literals"]
 
 RAW_SPELLINGS = "JSON string, raw spellings (string-escapes)"
 """The label of a literal automaton built in the `string-escapes` domain."""
@@ -262,7 +262,7 @@ def json_string(
     if content is None and matches is None and (lo, hi) != (0, None):
         return Seq((_QUOTE, Repeat(_CHARACTER, lo, hi), _QUOTE))
     try:
-        return _literals(_key(content), _key(matches), lo, hi, limits)
+        return string_literals(_key(content), _key(matches), lo, hi, limits)
     except BudgetExceeded as exc:
         raise exc.located(pointer=pointer) from None
     except GrammarError as exc:
@@ -315,8 +315,8 @@ def _key(node: Node | None) -> IdentityKey | None:
 
 
 @memo(maxsize=256)
-def _literals(content: IdentityKey | None, matches: IdentityKey | None, lo: int,
-              hi: int | None, limits: Limits) -> Automaton:
+def string_literals(content: IdentityKey | None, matches: IdentityKey | None, lo: int,
+                    hi: int | None, limits: Limits) -> Automaton:
     """The literal automaton of the values in `content` and `matches` with lo to hi code
     points, computed once per (value languages, bounds); with raw spellings only when a format,
     a pattern or removed values make every spelling exceed the budget (`string-escapes`)."""
