@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from ...runtime.dfa.table import DFATable
-from ..ir.nodes import Automaton, CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq
+from ..ir.nodes import Automaton, CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq, children
 from ..ir.utf8 import utf8_sequences
 from ..support import deadline
 from ..support.caches import memo
@@ -104,9 +104,7 @@ def _same(a: Node, b: Node) -> bool:
 
 def _kids(node: Node, inline: Mapping[str, Node]) -> tuple[Node, ...]:
     """The children of `node`, each reference to a rule of `inline` replaced by its body."""
-    kind = type(node)
-    kids = (node.items if kind is Seq else node.alternatives if kind is Choice  # type: ignore[union-attr]
-            else (node.item,) if kind is Repeat else ())  # type: ignore[union-attr]
+    kids = children(node)
     if inline and RuleRef in map(type, kids):
         return tuple(_inlined(k, inline) for k in kids)
     return kids
@@ -223,10 +221,7 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
             lit_at.append(i)
             pieces.append(n.data)  # type: ignore[union-attr]
         elif kind is Seq or kind is Choice or kind is Repeat:
-            kids = (n.items if kind is Seq else n.alternatives if kind is Choice  # type: ignore[union-attr]
-                    else (n.item,))  # type: ignore[union-attr]
-            if inline and RuleRef in map(type, kids):
-                kids = tuple(_inlined(k, inline) for k in kids)
+            kids = _kids(n, inline)
             for k in kids:
                 j = lookup(id(k))
                 if j is None:

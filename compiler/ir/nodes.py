@@ -200,13 +200,14 @@ class Grammar:
 
 
 def children(node: Node) -> tuple[Node, ...]:
-    """The direct sub-expressions of `node`."""
-    if isinstance(node, Seq):
-        return node.items
-    if isinstance(node, Choice):
-        return node.alternatives
-    if isinstance(node, Repeat):
-        return (node.item,)
+    """The direct sub-expressions of `node` (the node classes are final: compared by type)."""
+    kind = type(node)
+    if kind is Seq:
+        return node.items  # type: ignore[union-attr]
+    if kind is Choice:
+        return node.alternatives  # type: ignore[union-attr]
+    if kind is Repeat:
+        return (node.item,)  # type: ignore[union-attr]
     return ()
 
 
