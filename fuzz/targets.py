@@ -167,7 +167,7 @@ def _gbnf_as_lark_reads_it(text: str) -> Grammar:
     """`parse_gbnf(text)`, checked to be exactly what Lark's parser alone gives (the direct
     reader's grammar, spans and errors)."""
     ours = outcome(lambda: parse_gbnf(text, limits=LIMITS))
-    lark = outcome(lambda: gbnf._parse(text, None, "root", LIMITS, direct=False))
+    lark = outcome(lambda: gbnf.parse_gbnf_with(text, None, "root", LIMITS, direct=False))
     if ours != lark:
         raise FindingError(f"the GBNF reader and Lark differ: {str(ours)[:300]} against "
                            f"{str(lark)[:300]}")

@@ -29,7 +29,7 @@ _KERNEL = dict(cache=True, nogil=True)
 
 # Well-formed UTF-8 of U+0080 and up (The Unicode Standard, table 3-7): per row, the byte ranges
 # of each position (lo, hi), unused positions (0, -1).
-_MULTIBYTE = np.array([
+MULTIBYTE = np.array([
     [[0xC2, 0xDF], [0x80, 0xBF], [0, -1], [0, -1]],
     [[0xE0, 0xE0], [0xA0, 0xBF], [0x80, 0xBF], [0, -1]],
     [[0xE1, 0xEC], [0x80, 0xBF], [0x80, 0xBF], [0, -1]],
@@ -171,7 +171,7 @@ def _most_common_target(transitions, byte_class, state):  # type: ignore[no-unty
 
 
 @njit(**_KERNEL)
-def _entry_bytes(transitions, byte_class, state, rows, good):  # type: ignore[no-untyped-def]
+def entry_bytes(transitions, byte_class, state, rows, good):  # type: ignore[no-untyped-def]
     """How many content characters in a row are viable from `state` (UNLIMITED once they lead
     into a loop, at most _CHAIN otherwise, 0 if not even one), through the state L that most
     printable ASCII content characters lead to; good[b] is set for each first byte b such that
@@ -202,7 +202,7 @@ def _entry_bytes(transitions, byte_class, state, rows, good):  # type: ignore[no
 
 
 @njit(**_KERNEL)
-def _known_row(full, ids, starts, good):  # type: ignore[no-untyped-def]
+def known_row(full, ids, starts, good):  # type: ignore[no-untyped-def]
     """(`full` without the ids ids[starts[b]:starts[b + 1]] of every byte b not `good`, how
     many are left): cleared from a copy, or set on a zero row when fewer are left."""
     kept = 0
@@ -227,7 +227,7 @@ def _known_row(full, ids, starts, good):  # type: ignore[no-untyped-def]
 
 
 @njit(**_KERNEL)
-def _slices(good, byte_start, rest_byte_start):  # type: ignore[no-untyped-def]
+def plan_slices(good, byte_start, rest_byte_start):  # type: ignore[no-untyped-def]
     """int64[n, 3] rows (which, begin, end), one per run of first bytes with the same `good`
     (tokens of the level's rest trie, which 1, where good; of the split trie, which 0, elsewhere),
     empty runs left out."""
@@ -282,13 +282,13 @@ class ContentSplit:
         a run of first bytes). Content tokens whose first character leads into as many
         content characters as they have are known; the rest are walked."""
         good = np.zeros(256, dtype=np.bool_)
-        chars = _entry_bytes(transitions, byte_class, np.int32(state), _MULTIBYTE, good)
+        chars = entry_bytes(transitions, byte_class, np.int32(state), MULTIBYTE, good)
         fitting = [level for level in self.levels if level.chars <= chars]
         if not fitting:
             return None, 0, None, np.array([[0, 0, self.trie.n_tokens]], dtype=np.int64)
         level = fitting[-1]
-        row, n_known = _known_row(level.row, level.known_ids, level.known_byte_start, good)
-        return row, int(n_known), level, _slices(good, self.byte_start, level.rest_byte_start)
+        row, n_known = known_row(level.row, level.known_ids, level.known_byte_start, good)
+        return row, int(n_known), level, plan_slices(good, self.byte_start, level.rest_byte_start)
 
 
 def _first_byte_starts(trie: TokenTrie) -> np.ndarray:
@@ -334,7 +334,7 @@ def content_split(trie: TokenTrie, n_words: int) -> ContentSplit:
     split = _SPLITS.get(trie)
     if split is not None and len(split.levels[0].row) == n_words:
         return split
-    chars = content_tokens(trie.data, trie.offsets, _MULTIBYTE)
+    chars = content_tokens(trie.data, trie.offsets, MULTIBYTE)
     byte_start = _first_byte_starts(trie)
     split = ContentSplit(trie, byte_start, tuple(_level(trie, chars, limit, n_words, byte_start)
                                                  for limit in LEVELS))

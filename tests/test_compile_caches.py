@@ -93,7 +93,7 @@ FILLED = [
     "automata.language_ops.interned", "frontends.json_schema.ecma_regex._pattern_node",
     "frontends.json_schema.excluded_names._without", "frontends.json_schema.formats._built",
     "frontends.json_schema.literals.character", "frontends.json_schema.numbers._number_leaf",
-    "frontends.json_schema.strings._literals", "frontends.lark_terminals._fold_ranges",
+    "frontends.json_schema.strings.string_literals", "frontends.lark_terminals._fold_ranges",
     "ir.summaries._class_ends", "lowering.rule_automata.rule_dfa",
 ]
 

@@ -8,7 +8,9 @@ from types import ModuleType
 
 import pytest
 
-RUN = Path(__file__).resolve().parent.parent / "fuzz" / "run.py"
+from .support.paths import ROOT
+
+RUN = ROOT / "fuzz" / "run.py"
 
 
 def _load() -> ModuleType:

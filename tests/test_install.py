@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from .support.paths import ROOT
+
 README = ROOT / "README.md"
 # The Quick start's commands, word for word (the test fails when the README stops saying them).
 INSTALL_AND_DEMO = "python -m pip install . && grammask demo"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import random
-import re
 
 import numpy as np
 import pytest
@@ -22,40 +21,9 @@ from .support.budget import examples
 from grammask.compiler import GrammarError, compile_regex
 from grammask.runtime import Matcher, Vocabulary, allocate_token_bitmask
 
-from .support.regex_strategies import patterns
-from .support.vocabularies import (
-    allowed_ids,
-    oracle_viable_text,
-    reference_complete,
-    reference_viable,
-    small_vocabulary,
-)
-
-PATTERNS = [
-    r'\{"age": [0-9]+\}',
-    r"[a-z]+( [a-z]+)*\.",
-    r"(ab|a)*c?",
-    r"中+文?",
-    r"é{2,3}",
-    r".",
-    r"[^a]*",
-    r"\d{3}-\d{4}",
-    r"(a|b)*a(a|b){3}",
-    r"",
-    r"a?",
-    r"[\u4e00-\u9fff]{1,3}",
-    r"\w+@\w+\.com",
-    r"(true|false|null)",
-    r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?",
-    r"\s*x\s*",
-    r"[😀-😂]+",
-    r"[^\x00-\x7f]{2}",
-    r"a{0,2}b{2,}",
-    r"(?:abc|abd|aef)+",
-    r'"([^"\\]|\\.)*"',
-    r"\D\W\S",
-]
-any_pattern = st.one_of(st.sampled_from(PATTERNS), patterns())
+from .support.masks import check_spelling, expected_mask, is_eos, mask_of, random_tokenization, walk
+from .support.regex_strategies import PATTERNS, any_pattern, pattern_and_string
+from .support.vocabularies import allowed_ids, reference_complete, small_vocabulary
 
 
 @functools.lru_cache(maxsize=512)
@@ -66,55 +34,6 @@ def compiled_small(pattern: str, padding: int = 0):  # type: ignore[no-untyped-d
 @functools.lru_cache(maxsize=64)
 def compiled_default(pattern: str):  # type: ignore[no-untyped-def]
     return compile_regex(pattern, Vocabulary.default())
-
-
-@functools.lru_cache(maxsize=4)
-def token_index(vocab: Vocabulary) -> tuple[dict[bytes, list[int]], int]:
-    index: dict[bytes, list[int]] = {}
-    longest = 0
-    for i in range(vocab.size):
-        lo, hi = int(vocab.token_offsets[i]), int(vocab.token_offsets[i + 1])
-        if hi > lo:
-            b = vocab.token_data[lo:hi].tobytes()
-            index.setdefault(b, []).append(i)
-            longest = max(longest, len(b))
-    return index, longest
-
-
-def random_tokenization(vocab: Vocabulary, data: bytes, rng: random.Random) -> list[int]:
-    """A uniformly random choice among vocabulary tokens at each position (every byte is one)."""
-    index, longest = token_index(vocab)
-    out, pos = [], 0
-    while pos < len(data):
-        options = [
-            i for n in range(1, min(longest, len(data) - pos) + 1)
-            for i in index.get(data[pos:pos + n], ())
-        ]
-        choice = rng.choice(options)
-        out.append(choice)
-        pos += int(vocab.token_offsets[choice + 1] - vocab.token_offsets[choice])
-    return out
-
-
-def mask_of(matcher: Matcher) -> set[int]:
-    bm = allocate_token_bitmask(1, matcher.vocab_size)
-    matcher.fill_next_token_bitmask(bm)
-    return allowed_ids(bm[0], matcher.vocab_size)
-
-
-def expected_mask(pattern: str, vocab: Vocabulary, prefix: bytes) -> set[int]:
-    out = set()
-    for i in range(vocab.size):
-        lo, hi = int(vocab.token_offsets[i]), int(vocab.token_offsets[i + 1])
-        if hi > lo and reference_viable(pattern, prefix + vocab.token_data[lo:hi].tobytes()):
-            out.add(i)
-    if reference_complete(pattern, prefix):
-        out.update(int(e) for e in vocab.eos_token_ids)
-    return out
-
-
-def is_eos(vocab: Vocabulary, tid: int) -> bool:
-    return tid in set(vocab.eos_token_ids.tolist())
 
 
 @given(any_pattern, st.integers(0, 9), st.randoms(use_true_random=False))
@@ -135,34 +54,6 @@ def test_mask_equals_brute_force(pattern: str, padding: int, rng: random.Random)
         prefix += vocab.token_bytes(tid)
 
 
-def walk(matcher: Matcher, vocab: Vocabulary, rng: random.Random, max_steps: int,
-         pattern: str | None = None) -> tuple[bytes, bool]:
-    """Draw uniformly among allowed tokens (EOS taken with probability 1/3 when allowed);
-    every whole-character prefix is checked against `pattern` (default: the compiled source)."""
-    pattern = matcher.compiled.source if pattern is None else pattern
-    text = b""
-    bm = allocate_token_bitmask(1, vocab.size)
-    for _ in range(max_steps):
-        matcher.fill_next_token_bitmask(bm)
-        allowed = allowed_ids(bm[0], vocab.size)
-        assert allowed, "a live prefix always has a continuation"
-        eos = sorted(i for i in allowed if is_eos(vocab, i))
-        if eos and rng.random() < 1 / 3:
-            assert matcher.accept_token(eos[0]) and matcher.is_terminated()
-            return text, True
-        tid = rng.choice(sorted(allowed))
-        assert matcher.accept_token(tid)
-        if is_eos(vocab, tid):
-            return text, True
-        text += vocab.token_bytes(tid)
-        try:
-            decoded = text.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        assert oracle_viable_text(pattern, decoded), (pattern, text)
-    return text, False
-
-
 @given(any_pattern, st.randoms(use_true_random=False))
 @settings(max_examples=examples(200))
 def test_soundness_small_vocabulary(pattern: str, rng: random.Random) -> None:
@@ -179,39 +70,6 @@ def test_soundness_default_vocabulary(pattern: str, rng: random.Random) -> None:
     text, ended = walk(Matcher(compiled_default(pattern)), vocab, rng, 30)
     if ended:
         assert reference_complete(pattern, text), (pattern, text)
-
-
-def check_spelling(matcher: Matcher, pattern: str, vocab: Vocabulary, ids: list[int]) -> None:
-    prefix = b""
-    for tid in ids:
-        mask = mask_of(matcher)
-        assert tid in mask, (pattern, prefix, vocab.token_bytes(tid))
-        eos_allowed = any(is_eos(vocab, i) for i in mask)
-        assert eos_allowed == reference_complete(pattern, prefix), (pattern, prefix)
-        assert matcher.accept_token(tid)
-        prefix += vocab.token_bytes(tid)
-    assert matcher.can_terminate()
-    assert any(is_eos(vocab, i) for i in mask_of(matcher))
-    assert matcher.accept_token(vocab.eos_token_id) and matcher.is_terminated()
-
-
-SHORTHANDS = {"d": "[0-9]", "w": "[A-Za-z0-9_]", "s": "[ \\t\\n\\r\\f\\v]",
-              "D": "[^0-9]", "W": "[^A-Za-z0-9_]", "S": "[^ \\t\\n\\r\\f\\v]"}
-
-
-def ascii_shorthands(pattern: str) -> str:
-    """The pattern with shorthands (outside classes) spelled as ASCII classes.
-
-    Hypothesis cannot draw non-ASCII characters under re.ASCII, so generation uses this form.
-    """
-    return re.sub(r"\\\\|\\([dwsDWS])", lambda m: SHORTHANDS[m[1]] if m[1] else m[0], pattern)
-
-
-@st.composite
-def pattern_and_string(draw: st.DrawFn, pool: st.SearchStrategy[str] = any_pattern) -> tuple[str, str]:
-    pattern = draw(pool)
-    text = draw(st.from_regex(re.compile(ascii_shorthands(pattern)), fullmatch=True))
-    return pattern, text
 
 
 @given(pattern_and_string(), st.randoms(use_true_random=False))

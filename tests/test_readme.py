@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from .support.paths import ROOT
 
 
 def test_readme_example_runs() -> None:
-    text = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
     code = re.search(r"## For engine builders\s+```python\n(.*?)```", text, re.S)
     assert code is not None
     namespace: dict[str, object] = {}

@@ -40,7 +40,8 @@ from ..support.limits import DEFAULT_LIMITS, Limits
 from .gbnf_printer import is_gbnf_name, to_gbnf
 from .gbnf_reader import Unread, read
 
-__all__ = ["is_gbnf_name", "parse_gbnf", "simplify", "to_gbnf"]
+__all__ = ["BUILDER", "PARSE_CONTEXT", "Lines", "ParseContext", "is_gbnf_name", "parse_gbnf",
+           "parse_gbnf_with", "simplify", "to_gbnf"]
 
 
 _ANY: Ranges = complement_ranges(())
@@ -60,7 +61,10 @@ _RULE_START = ("; expected a rule name", "; expected one of: a rule name, the en
 
 
 @dataclass
-class _Context:
+class ParseContext:
+    """What the parser callbacks of one parse read: its text, source name and limits, and the
+    empty-string nodes built so far."""
+
     text: str
     source: str | None
     limits: Limits
@@ -68,13 +72,14 @@ class _Context:
 
 
 _Quant = tuple[int, "int | None", tuple[int, int]]  # min, max, (line, column) of its last character
-_CONTEXT: contextvars.ContextVar[_Context] = contextvars.ContextVar("grammask_gbnf_context")
+PARSE_CONTEXT: contextvars.ContextVar[ParseContext] = contextvars.ContextVar("grammask_gbnf_context")
+"""The `ParseContext` of the parse under way (set around every parse)."""
 
 
 
 
 def _err(message: str, line: int | None, column: int | None, code: str = "gbnf-syntax") -> GrammarError:
-    return GrammarError(message, line=line, column=column, source=_CONTEXT.get().source, code=code)
+    return GrammarError(message, line=line, column=column, source=PARSE_CONTEXT.get().source, code=code)
 
 
 def _show(text: str) -> str:
@@ -91,7 +96,7 @@ def _last(tok: Token) -> tuple[int, int]:
 
 
 def _tok_span(tok: Token) -> Span:
-    return Span(*_first(tok), *_last(tok), _CONTEXT.get().source)
+    return Span(*_first(tok), *_last(tok), PARSE_CONTEXT.get().source)
 
 
 
@@ -130,7 +135,7 @@ def _char(tok: Token, text: str, i: int) -> tuple[int, int]:
 
 
 
-class _Lines(PostLex):
+class Lines(PostLex):
     """Drops the line breaks llama.cpp skips; the remaining ones end rules."""
 
     always_accept = ("_NL",)
@@ -169,7 +174,7 @@ class _Builder:
             i = j
         if not cps:
             node = Seq((), _tok_span(tok))
-            _CONTEXT.get().empty_strings[id(node)] = node
+            PARSE_CONTEXT.get().empty_strings[id(node)] = node
             return node
         return Literal("".join(map(chr, cps)).encode("utf-8"), _tok_span(tok))
 
@@ -225,7 +230,7 @@ class _Builder:
             quant = {"*": (0, None), "+": (1, None), "?": (0, 1)}[str(quant)] + (_last(quant),)
         (lo, hi, (end_line, end_column)), span = quant, item.span
         assert span is not None
-        if _CONTEXT.get().empty_strings.get(id(item)) is item:
+        if PARSE_CONTEXT.get().empty_strings.get(id(item)) is item:
             raise _err('nothing to repeat: llama.cpp rejects a repetition of the empty string ""; '
                        "write ()* or drop it", span.line, span.column)
         if lo == hi == 1:
@@ -265,18 +270,18 @@ class _Builder:
 
 
 def _count(tok: Token) -> int:
-    digits, limits = str(tok), _CONTEXT.get().limits
+    digits, limits = str(tok), PARSE_CONTEXT.get().limits
     if len(digits) > 9 or int(digits) > limits.max_repeat:
         shown = digits if len(digits) <= 20 else f"{digits[:12]}... ({len(digits)} digits)"
         budget = limits.exceeded("max_repeat", int(digits) if len(digits) <= 20 else shown,
                                  "repetition count", shown=shown)
         line, column = _first(tok)
-        raise budget.located(line=line, column=column, source=_CONTEXT.get().source)
+        raise budget.located(line=line, column=column, source=PARSE_CONTEXT.get().source)
     return int(digits)
 
 
 def _token_ref_error(tok: Token) -> GrammarError:
-    ctx = _CONTEXT.get()
+    ctx = PARSE_CONTEXT.get()
     m = _TOKEN_REF.match(ctx.text, tok.start_pos or 0)
     shown = m.group() if m else str(tok)
     return _err(f"token reference {_show(shown)} is not supported: grammask does not support "
@@ -289,22 +294,23 @@ def _read(text: str, source: str | None, limits: Limits, direct: bool) -> Gramma
     text (and `direct`), else by Lark's parser, which reports every error."""
     if direct:
         try:
-            return read(text, _BUILDER, _Lines.lines)
+            return read(text, BUILDER, Lines.lines)
         except (Unread, GrammarError):
             if deadline.expired():
                 raise
-        _CONTEXT.set(_Context(text, source, limits))
+        PARSE_CONTEXT.set(ParseContext(text, source, limits))
     return _parser().parse(text)
 
 
-_BUILDER = _Builder()
+BUILDER = _Builder()
+"""The parser callbacks, shared by Lark's parser and the direct reader."""
 
 
 @memo(maxsize=1, static=True)
 def _parser() -> Lark:
     grammar = (files("grammask.specs") / "gbnf.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", lexer="contextual", postlex=_Lines(),
-                transformer=_BUILDER, maybe_placeholders=False)
+    return Lark(grammar, parser="lalr", lexer="contextual", postlex=Lines(),
+                transformer=BUILDER, maybe_placeholders=False)
 
 
 def _end_position(text: str) -> tuple[int, int]:
@@ -367,10 +373,11 @@ def parse_gbnf(text: str, *, source: str | None = None, start: str = "root",
     (1-based `.line`/`.column`) for malformed or unsupported syntax, BudgetExceeded for text or
     repetition counts over `limits`, TypeError for arguments of the wrong type.
     """
-    return _parse(text, source, start, limits, direct=True)
+    return parse_gbnf_with(text, source, start, limits, direct=True)
 
 
-def _parse(text: str, source: str | None, start: str, limits: Limits, direct: bool) -> Grammar:
+def parse_gbnf_with(text: str, source: str | None, start: str, limits: Limits,
+                    direct: bool) -> Grammar:
     """`parse_gbnf`; with `direct` False, every text is parsed by Lark alone (the definition
     the direct reader is tested against)."""
     if not isinstance(text, str):
@@ -385,7 +392,7 @@ def _parse(text: str, source: str | None, start: str, limits: Limits, direct: bo
     defined = len(_DEFINITION.findall(text))
     if defined > limits.max_rules:
         raise limits.exceeded("max_rules", defined, "rule definitions")
-    token = _CONTEXT.set(_Context(text, source, limits))
+    token = PARSE_CONTEXT.set(ParseContext(text, source, limits))
     try:
         nul = text.find("\0")
         if nul >= 0:
@@ -400,4 +407,4 @@ def _parse(text: str, source: str | None, start: str, limits: Limits, direct: bo
     except RecursionError:
         raise _err("grammar is too deeply nested", None, None) from None
     finally:
-        _CONTEXT.reset(token)
+        PARSE_CONTEXT.reset(token)

@@ -13,7 +13,7 @@ own `GrammarError` (a bad escape, a reversed range, a count over the budget) pro
 caller hands that text to Lark as well, so the error reported is always Lark's.
 
 Tokens follow Lark's contextual lexer: a run of digits between `{` and `}` is an INT, a NAME
-elsewhere; line breaks go through the same post-lexer (`gbnf._Lines`).
+elsewhere; line breaks go through the same post-lexer (`gbnf.Lines`).
 """
 from __future__ import annotations
 

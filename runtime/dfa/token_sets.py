@@ -73,7 +73,8 @@ class DFATokenSets:
         self._stored_bytes = 0
         self._lock = threading.Lock()
 
-    def _compute(self, state: int) -> StateTokens:
+    def compute(self, state: int) -> StateTokens:
+        """The token set of `state`, computed now and not stored (`get` stores it)."""
         tr, bc = self.dfa.transitions, self.dfa.byte_class
         known, n_allowed, level, slices = content_split(self.trie, self.n_words).plan(tr, bc,
                                                                                      state)
@@ -115,7 +116,7 @@ class DFATokenSets:
             with self._lock:
                 entry = self._rows[state]
                 if entry is None:
-                    entry = self._compute(state)
+                    entry = self.compute(state)
                     self._stored_bytes += entry.patch_index.nbytes + entry.patch_value.nbytes
                     self._rows[state] = entry
         return entry

@@ -149,7 +149,7 @@ class PushdownTokenSets:
         if snapshot[0][state, STATUS] < 0:
             with self._lock:
                 if self.snapshot[0][state, STATUS] < 0:
-                    self._store(state, *self._classify(state))
+                    self._store(state, *self.classify(state))
                 snapshot = self.snapshot
         return PushdownStateTokens(snapshot, state)
 
@@ -161,10 +161,11 @@ class PushdownTokenSets:
             if progress is not None:
                 progress(s + 1, n)
 
-    def _classify(self, state: int) -> tuple[np.ndarray, np.ndarray, int]:
-        """(accepted row, uncertain trie positions, accepted count) of `state`: content tokens
-        that lead into enough content characters are accepted unwalked (`ContentSplit.plan`),
-        the rest walked in one kernel call."""
+    def classify(self, state: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """(accepted row, uncertain trie positions, accepted count) of `state`, computed now
+        and not stored (`get` stores it): content tokens that lead into enough content
+        characters are accepted unwalked (`ContentSplit.plan`), the rest walked in one kernel
+        call."""
         tr, bc = self.table.transitions, self.table.byte_class
         known, n_known, level, slices = self.split.plan(tr, bc, state)
         words = np.zeros(self.n_words, dtype=np.uint32) if known is None else known

@@ -48,8 +48,8 @@ from grammask.compiler.ir.graph import reachable_rules
 from grammask.compiler.lowering.rule_automata import productive_among
 from hypothesis import given, settings
 
-from .support.budget import examples
-from .support.cfg_strategies import grammars, rule_heights
+from ..support.budget import examples
+from ..support.cfg_strategies import grammars, rule_heights
 
 L = DEFAULT_LIMITS
 

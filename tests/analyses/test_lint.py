@@ -1,17 +1,15 @@
-"""`grammask lint` and `grammask check` on grammar files: golden text output for broken
-grammars (tests/data/lint/NAME.gbnf -> NAME.expected; regenerate with
-GRAMMASK_UPDATE_GOLDEN=1), JSON and SARIF structure, exit codes, unusable input, and corpora."""
+"""`grammask lint` on grammar files: golden text output for broken grammars
+(tests/data/lint/NAME.gbnf -> NAME.expected; regenerate with GRAMMASK_UPDATE_GOLDEN=1), JSON and
+SARIF structure, exit codes, unusable input, and corpora (`grammask check` and `lint --stats`:
+`test_lint_check.py`; the examples of specs/diagnostics.md: `test_lint_docs.py`)."""
 from __future__ import annotations
 
-import io
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 import grammask.compiler.frontends.gbnf as gbnf_module
-from grammask.compiler.cli.main import main
 from grammask.compiler.ir.nodes import (
     CharClass,
     Choice,
@@ -28,38 +26,13 @@ from grammask.compiler.analyses.lint import lint_source
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .support.budget import examples
+from ..support.budget import examples
+from ..support.cli import BROKEN, CLEAN, WARNS, feed_stdin, run, write
+from ..support.paths import DATA, ROOT
 
-ROOT = Path(__file__).parent
-GOLDEN = ROOT / "data" / "lint"
+GOLDEN = DATA / "lint"
 UPDATE = os.environ.get("GRAMMASK_UPDATE_GOLDEN") == "1"
 JSON_KEYS = {"path", "line", "column", "end_line", "end_column", "severity", "code", "message"}
-
-CLEAN = 'root ::= "{" ws "\\"n\\":" ws [0-9]{1,3} ws "}"\nws ::= [ \\n]{0,4}\n'
-WARNS = 'root ::= "a" | "ab"\n'
-BROKEN = "root ::= item\n"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.out + captured.err
-    return code, captured.out, captured.err
-
-
-def feed_stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
-
-
-@pytest.fixture
-def gbnf() -> object:
-    return gbnf_module
-
-
-def write(tmp_path: Path, name: str, text: str) -> str:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return str(path)
 
 
 # ---------------------------------------------------------------- golden text output
@@ -261,7 +234,7 @@ def test_lint_source_api() -> None:
 
 def test_pre_commit_hook_definition() -> None:
     yaml = pytest.importorskip("yaml")
-    hooks = yaml.safe_load((ROOT.parent / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     (hook,) = [h for h in hooks if h["id"] == "grammask-lint"]
     assert hook["entry"] == "grammask lint" and hook["language"] == "python"
     import re
@@ -271,157 +244,11 @@ def test_pre_commit_hook_definition() -> None:
     assert not files.search("z.json")
 
 
-# ---------------------------------------------------------------- check with grammar files
-
-def test_check_gbnf_file(gbnf: object, capsys: pytest.CaptureFixture[str],
-                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = write(tmp_path, "age.gbnf", 'root ::= "{\\"age\\": " [0-9]+ "}"\n')
-    code, out, _ = run(capsys, "check", path, "--text", '{"age": 42}')
-    assert code == 0 and out.splitlines() == ["<text>: match", "1 of 1 text matches"]
-    code, out, _ = run(capsys, "check", path, "--text", '{"age": 4x}')
-    assert code == 1
-    assert out.splitlines()[0] == (
-        "<text>:1:10: error: no match: at byte offset 9, 'x' cannot continue any match (after"
-        " a viable prefix of 9 bytes); expected one of '0'-'9', '}' [no-match]")
-    code, out, _ = run(capsys, "check", path, "--text", '{"age": ')
-    assert code == 1 and "incomplete: all 8 bytes are a viable prefix" in out
-    assert "expected next '0'-'9' [incomplete]" in out
-    feed_stdin(monkeypatch, b'{"age": 7}')
-    code, out, _ = run(capsys, "check", path)
-    assert code == 0 and out.startswith("<stdin>: match")
-
-
-NEST = 'root ::= "x" | "[" root "]"\n'
-
-
-def test_check_recursive_grammar(gbnf: object, capsys: pytest.CaptureFixture[str],
-                                 tmp_path: Path) -> None:
-    path = write(tmp_path, "nest.gbnf", NEST)
-    code, out, err = run(capsys, "check", path, "--text", "[[x]]", "--text", "x")
-    assert code == 0 and err == ""
-    assert out.splitlines() == ["<text 1>: match", "<text 2>: match", "2 of 2 texts match"]
-    code, out, _ = run(capsys, "check", path, "--text", "[[x)")
-    assert code == 1
-    assert out.splitlines() == [
-        ("<text>:1:4: error: no match: at byte offset 3, ')' cannot continue any match (after a"
-         " viable prefix of 3 bytes); expected ']' [no-match]"),
-        " 1 | [[x)", "   |    ^", "0 of 1 text matches"]
-    code, out, _ = run(capsys, "check", path, "--text", "[[x]")
-    assert code == 1 and out.splitlines()[0] == (
-        "<text>:1:5: error: incomplete: all 4 bytes are a viable prefix, but the text ends"
-        " before a complete match; expected next ']' [incomplete]")
-    code, out, _ = run(capsys, "check", path, "--text", "[x]]", "--text", "")
-    assert code == 1
-    assert ("<text 1>:1:4: error: no match: at byte offset 3, ']' cannot continue any match"
-            " (after a viable prefix of 3 bytes); expected the end of the text [no-match]") in out
-    assert ("<text 2>:1:1: error: incomplete: all 0 bytes are a viable prefix, but the text"
-            " ends before a complete match; expected next one of '[', 'x' [incomplete]") in out
-
-
-def test_check_recursive_grammar_past_one_chunk(gbnf: object, capsys: pytest.CaptureFixture[str],
-                                                tmp_path: Path) -> None:
-    path = write(tmp_path, "nest.gbnf", NEST)
-    deep = "[" * 5000 + "x" + "]" * 5000
-    code, out, _ = run(capsys, "check", path, "--text", deep)
-    assert code == 0 and out.startswith("<text>: match")
-    code, out, _ = run(capsys, "check", path, "--text", deep[:9000] + "x" + deep[9000:])
-    assert code == 1 and out.startswith("<text>:1:9001: error: no match: at byte offset 9000,"
-                                        " 'x' cannot continue any match")
-    assert "expected ']' [no-match]" in out
-
-
-def test_check_recursive_lark_grammar(capsys: pytest.CaptureFixture[str],
-                                      tmp_path: Path) -> None:
-    path = write(tmp_path, "list.lark", 'start: "(" [start ("," "\\n"? start)*] ")"\n')
-    code, out, _ = run(capsys, "check", path, "--text", "((),(()))")
-    assert code == 0
-    code, out, _ = run(capsys, "check", path, "--text", "((),\n(()x")
-    assert code == 1 and out.startswith("<text>:2:4: error: no match: at byte offset 8, 'x'")
-    assert "expected one of ')', ',' [no-match]" in out
-
-
-def test_check_recursive_grammar_over_budget(gbnf: object, capsys: pytest.CaptureFixture[str],
-                                             tmp_path: Path) -> None:
-    path = write(tmp_path, "nest.gbnf", NEST)
-    code, out, err = run(capsys, "check", path, "--limit", "max_dfa_states=2", "--text", "x")
-    assert code == 2 and out == ""
-    assert err.startswith(f"{path}: error: ") and "max_dfa_states=2" in err
-
-
-def test_check_expected_bytes_at_an_accepting_state(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "check", "--regex", "a+", "--text", "aab")
-    assert code == 1
-    assert "expected one of 'a', the end of the text [no-match]" in out
-
-
-# ---------------------------------------------------------------- lint --stats
-
-def test_stats_off_by_default(gbnf: object, capsys: pytest.CaptureFixture[str],
-                              tmp_path: Path) -> None:
-    path = write(tmp_path, "nest.gbnf", NEST)
-    code, out, _ = run(capsys, "lint", path)
-    assert code == 0 and "backend" not in out
-    assert out.splitlines()[-1] == "0 errors, 0 warnings, 2 notes"
-
-
-def test_stats_regular_grammar(gbnf: object, capsys: pytest.CaptureFixture[str],
-                               tmp_path: Path) -> None:
-    path = write(tmp_path, "age.gbnf", 'root ::= "{\\"age\\": " [0-9]+ "}"\n')
-    code, out, _ = run(capsys, "lint", "--stats", path)
-    assert code == 0
-    assert out.splitlines()[-2:] == [
-        (f"{path}: info: backend dfa: no rule reachable from the start is recursive; 11 states,"
-         " 10 byte classes [stats]"), "0 errors, 0 warnings, 3 notes"]
-
-
-def test_stats_recursive_grammar(gbnf: object, capsys: pytest.CaptureFixture[str],
-                                 tmp_path: Path) -> None:
-    nest = write(tmp_path, "nest.gbnf", NEST)
-    code, out, _ = run(capsys, "lint", "--stats", nest)
-    assert code == 0
-    assert (f"{nest}: info: backend pushdown: the grammar is recursive (root -> root); 1 rule"
-            " kept as a rule (root), 4 states, 4 byte classes, 1 call edge [stats]") in out
-    json_grammar = (ROOT / "data" / "gbnf" / "json.gbnf")
-    code, out, _ = run(capsys, "lint", "--stats", "--format", "json", str(json_grammar))
-    assert code in (0, 1)
-    (backend,) = [json.loads(line) for line in out.splitlines() if "backend" in line]
-    assert backend["code"] == "stats" and backend["severity"] == "info"
-    assert backend["message"].startswith("backend pushdown: the grammar is recursive (")
-    assert "rules kept as rules (" in backend["message"]
-    assert backend["message"].endswith(" call edges")
-
-
-def test_stats_budget_error_is_a_diagnostic(gbnf: object, capsys: pytest.CaptureFixture[str],
-                                            tmp_path: Path) -> None:
-    nest = write(tmp_path, "nest.gbnf", NEST)
-    code, out, err = run(capsys, "lint", "--stats", "--limit", "max_dfa_states=2", nest)
-    assert code == 1 and err == ""
-    assert out.startswith(f"{nest}:1:1: error: compiling to rule automata for the pushdown"
-                          " runtime failed: ")
-    assert "Limits.max_dfa_states=2" in out.splitlines()[0]
-    assert out.splitlines()[0].endswith("[state-budget]")
-    assert "backend" not in out
-    regular = write(tmp_path, "ab.gbnf", 'root ::= [ab]* "a" [ab]{6}\n')
-    code, out, _ = run(capsys, "lint", "--stats", "--limit", "max_dfa_states=10", regular)
-    assert code == 1
-    assert "compiling to rule automata for the pushdown runtime (the fallback for a DFA over" \
-           " budget) failed: rule 'root': DFA states: more than 10" in out
-
-
-def test_stats_when_the_grammar_does_not_compile(gbnf: object, capsys: pytest.CaptureFixture[str],
-                                                 tmp_path: Path) -> None:
-    broken = write(tmp_path, "broken.gbnf", BROKEN)
-    code, out, _ = run(capsys, "lint", "--stats", broken)
-    assert code == 1
-    assert (f"{broken}: info: no backend: the grammar does not compile (rule 'item' is not"
-            " defined (referenced in 'root')) [stats]") in out
-
-
 # ---------------------------------------------------------------- corpora and properties
 
 @pytest.mark.parametrize("kind", ["gbnf", "lark"])
 def test_corpus_lints_without_crashing(kind: str, capsys: pytest.CaptureFixture[str]) -> None:
-    files = sorted((ROOT / "data" / kind).rglob(f"*.{kind}"))
+    files = sorted((DATA / kind).rglob(f"*.{kind}"))
     assert len(files) >= 8
     for path in files:
         code, out, _ = run(capsys, "lint", "--format", "json", str(path))
@@ -479,83 +306,3 @@ def test_valid_random_grammars_lint_without_errors(grammar: Grammar) -> None:
     text = gbnf_module.to_gbnf(grammar)
     found = lint_source("random.gbnf", text, None, DEFAULT_LIMITS, start="r0")
     assert [d for d in found if d.severity == "error"] == [], text
-
-
-# ---------------------------------------------------------------- specs/diagnostics.md
-
-def doc_examples() -> list[tuple[str, str, str]]:
-    """(language, grammar, expected text) for every grammar block followed by a text block."""
-    import re
-
-    text = (ROOT.parent / "specs" / "diagnostics.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"^```(\w+)\n(.*?)^```$", text, re.DOTALL | re.MULTILINE)
-    return [(lang, body, blocks[i + 1][1].rstrip("\n"))
-            for i, (lang, body) in enumerate(blocks[:-1])
-            if lang in ("gbnf", "lark", "regex") and blocks[i + 1][0] == "text"]
-
-
-def doc_id(example: tuple[str, str, str]) -> str:
-    return example[2].rsplit("[", 1)[-1].split("]")[0]
-
-
-@pytest.mark.parametrize("example", doc_examples(), ids=doc_id)
-def test_diagnostics_doc_examples(example: tuple[str, str, str]) -> None:
-    from grammask.compiler.support.diagnostics import render
-
-    language, grammar, expected = example
-    pytest.importorskip({"gbnf": "grammask.compiler.frontends.gbnf", "lark": "grammask.compiler.frontends.lark_grammar",
-                         "regex": "grammask.compiler.frontends.regex"}[language])
-    path = f"example.{language}"
-    found = lint_source(path, grammar, None, DEFAULT_LIMITS)
-    assert expected in "\n".join(render(path, grammar, d) for d in found)
-
-
-def doc_console_examples() -> list[tuple[str, str]]:
-    """(command, expected output) for every `$ grammask ...` line of a console block."""
-    import re
-
-    text = (ROOT.parent / "specs" / "diagnostics.md").read_text(encoding="utf-8")
-    examples = []
-    for block in re.findall(r"^```console\n(.*?)^```$", text, re.DOTALL | re.MULTILINE):
-        for chunk in re.split(r"^\$ ", block, flags=re.MULTILINE)[1:]:
-            command, _, output = chunk.partition("\n")
-            examples.append((command, output.rstrip("\n")))
-    return examples
-
-
-@pytest.mark.parametrize("example", doc_console_examples(), ids=lambda e: e[0])
-def test_diagnostics_doc_console_examples(example: tuple[str, str], gbnf: object,
-                                          capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    import re
-    import shlex
-
-    text = (ROOT.parent / "specs" / "diagnostics.md").read_text(encoding="utf-8")
-    for name, grammar in re.findall(r"`(\w+\.gbnf)` holding\s+`([^`]+)`", text):
-        write(tmp_path, name, grammar + "\n")
-    monkeypatch.chdir(tmp_path)
-    command, expected = example
-    argv = shlex.split(command)
-    assert argv[0] == "grammask"
-    _, out, err = run(capsys, *argv[1:])
-    assert (out + err).rstrip("\n") == expected
-
-
-def test_diagnostics_doc_covers_every_code() -> None:
-    from grammask.compiler.analyses import CODES
-
-    text = (ROOT.parent / "specs" / "diagnostics.md").read_text(encoding="utf-8")
-    for code in CODES:
-        assert f"`{code}`" in text, code
-    assert len(doc_examples()) >= 25
-
-
-def test_diagnostics_doc_repeat_limit_line() -> None:
-    from grammask.compiler.analyses import analyse_repeat_limits
-    from grammask.compiler.support.diagnostics import render
-    from grammask.compiler.support.diagnostics import Span
-
-    node = Repeat(Literal(b"x"), 0, 20000, Span(1, 14, 1, 20))
-    (diag,) = analyse_repeat_limits(Grammar((Rule("root", node),)), DEFAULT_LIMITS)
-    text = (ROOT.parent / "specs" / "diagnostics.md").read_text(encoding="utf-8")
-    assert render("example.gbnf", "", diag).splitlines()[0] in text

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from .support.cli import BROKEN, feed_stdin, run, write
-from .support.paths import DATA
+from ..support.cli import BROKEN, feed_stdin, run, write
+from ..support.paths import DATA
 
 
 # ---------------------------------------------------------------- check with grammar files

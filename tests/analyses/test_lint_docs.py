@@ -9,8 +9,8 @@ from grammask.compiler.ir.nodes import Grammar, Literal, Repeat, Rule
 from grammask.compiler.support.limits import DEFAULT_LIMITS
 from grammask.compiler.analyses.lint import lint_source
 
-from .support.cli import run, write
-from .support.paths import SPECS
+from ..support.cli import run, write
+from ..support.paths import SPECS
 
 
 # ---------------------------------------------------------------- specs/diagnostics.md

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from .support.budget import examples
+from ..support.budget import examples
 
 from grammask.compiler import BudgetExceeded, Limits
 from tests.support.counting import count_by_length, generating_function
@@ -19,7 +19,7 @@ from grammask.compiler.automata.nfa import build_nfa
 from grammask.compiler.automata.build import ir_to_dfa
 from grammask.compiler.ir.utf8 import utf8_sequences
 
-from .support.ir_strategies import ALPHABET, ir_trees
+from ..support.ir_strategies import ALPHABET, ir_trees
 
 ANY_CHAR = CharClass.of([(0, 0x10FFFF)])
 

@@ -16,7 +16,7 @@ from grammask.compiler.automata.minimize import minimize_table
 from grammask.compiler.automata.nfa import build_counted_nfa, build_rule_nfa
 from grammask.runtime.dfa.table import DFATable
 
-from .support.ir_strategies import literals
+from ..support.ir_strategies import literals
 
 WS = CharClass.of([(0x20, 0x20), (0x0A, 0x0A)])
 A = CharClass.of([(ord("a"), ord("a"))])

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from grammask.compiler import GrammarError, compile_grammar
-from grammask.compiler.cli.main import main
 from grammask.compiler.support.diagnostics import render_diagnostic
 from grammask.compiler.frontends.gbnf import parse_gbnf
 from grammask.compiler.cli.check import check_text
@@ -20,17 +19,12 @@ from grammask.runtime.pushdown.table import PushdownTable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .support.budget import examples
+from ..support.budget import examples
+from ..support.cli import run
+from ..support.paths import DATA
 
 AGE = r'\{"age": [0-9]+\}'
-TOKENIZERS = Path(__file__).parent / "data" / "tokenizers"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.out + captured.err
-    return code, captured.out, captured.err
+TOKENIZERS = DATA / "tokenizers"
 
 
 # ------------------------------------------------------------------ compile
@@ -74,7 +68,7 @@ def test_compile_missing_vocabulary(capsys: pytest.CaptureFixture[str], tmp_path
 
 
 NEST = 'root ::= "x" | "[" root "]"\n'
-JSON_GBNF = Path(__file__).parent / "data" / "gbnf" / "json.gbnf"
+JSON_GBNF = DATA / "gbnf" / "json.gbnf"
 
 
 def test_compile_recursive_grammar(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -1,7 +1,6 @@
 """Tests for the GBNF frontend and printer (grammask.compiler.frontends.gbnf)."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from grammask.compiler.support.errors import BudgetExceeded, GrammarError
@@ -26,9 +25,10 @@ from grammask.compiler.support.limits import Limits
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .support.budget import examples
+from ..support import paths
+from ..support.budget import examples
 
-DATA = Path(__file__).parent / "data" / "gbnf"
+DATA = paths.DATA / "gbnf"
 CORPUS = {p.name: p.read_text(encoding="utf-8") for p in sorted(DATA.glob("*.gbnf"))}
 ANY = CharClass(complement_ranges(()))
 NEVER = CharClass(())

@@ -10,44 +10,14 @@ from hypothesis import strategies as st
 
 from grammask.compiler import compile_gbnf
 from grammask.compiler.frontends.gbnf import to_gbnf
-from grammask.compiler.ir.nodes import Choice, Grammar, Node, Repeat, Rule, RuleRef, Seq
 from grammask.compiler.frontends.regex import parse_regex
 from grammask.runtime import Matcher
 
-from .support.budget import examples
-from .test_invariants import (
-    PATTERNS,
-    any_pattern,
-    check_spelling,
-    expected_mask,
-    is_eos,
-    mask_of,
-    pattern_and_string,
-    random_tokenization,
-    walk,
-)
-from .support.vocabularies import reference_complete, small_vocabulary
-
-
-def factor_into_rules(node: Node, seed: int) -> Grammar:
-    """A grammar for `node` in which random sub-expressions become rules of their own."""
-    rng = random.Random(seed)
-    rules: list[Rule] = []
-
-    def factor(n: Node) -> Node:
-        if isinstance(n, Seq):
-            n = Seq(tuple(factor(x) for x in n.items))
-        elif isinstance(n, Choice):
-            n = Choice(tuple(factor(x) for x in n.alternatives))
-        elif isinstance(n, Repeat):
-            n = Repeat(factor(n.item), n.min, n.max)
-        if rng.random() < 0.4:
-            name = f"r-{len(rules)}"
-            rules.append(Rule(name, n))
-            return RuleRef(name)
-        return n
-
-    return Grammar((Rule("root", factor(node)), *rules), "root")
+from ..support.budget import examples
+from ..support.grammars import factor_into_rules
+from ..support.masks import check_spelling, expected_mask, is_eos, mask_of, random_tokenization, walk
+from ..support.regex_strategies import PATTERNS, any_pattern, pattern_and_string
+from ..support.vocabularies import reference_complete, small_vocabulary
 
 
 @functools.lru_cache(maxsize=512)

@@ -3,7 +3,6 @@ well-formed text it meets."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 import grammask.compiler.frontends.gbnf as gbnf
@@ -14,10 +13,11 @@ from grammask.compiler.support.limits import DEFAULT_LIMITS, Limits
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .support.budget import examples
-from .support.parse_outcomes import outcome, random_gbnf
+from ..support import paths
+from ..support.budget import examples
+from ..support.parse_outcomes import outcome, random_gbnf
 
-DATA = Path(__file__).parent / "data" / "gbnf"
+DATA = paths.DATA / "gbnf"
 CORPUS = {p.name: p.read_text(encoding="utf-8") for p in sorted(DATA.glob("*.gbnf"))}
 
 
@@ -26,18 +26,18 @@ def direct(text: str, limits: Limits = DEFAULT_LIMITS) -> Grammar | None:
     where `parse_gbnf` refuses it before reading: a NUL character)."""
     if "\0" in text:
         return None
-    token = gbnf._CONTEXT.set(gbnf._Context(text, None, limits))
+    token = gbnf.PARSE_CONTEXT.set(gbnf.ParseContext(text, None, limits))
     try:
-        g = read(text, gbnf._BUILDER, gbnf._Lines.lines)
+        g = read(text, gbnf.BUILDER, gbnf.Lines.lines)
     except (Unread, GrammarError):
         return None
     finally:
-        gbnf._CONTEXT.reset(token)
+        gbnf.PARSE_CONTEXT.reset(token)
     return Grammar(g.rules, start="root")
 
 
 def by_lark(text: str, limits: Limits = DEFAULT_LIMITS) -> tuple:
-    return outcome(lambda: gbnf._parse(text, None, "root", limits, direct=False))
+    return outcome(lambda: gbnf.parse_gbnf_with(text, None, "root", limits, direct=False))
 
 
 def same_as_lark(text: str, limits: Limits = DEFAULT_LIMITS) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,13 +13,15 @@ from grammask.compiler import GrammarError, compile_grammar
 from grammask.compiler.frontends.gbnf import parse_gbnf
 from grammask.runtime import Matcher, Vocabulary
 
-from .support.budget import examples
-from .support.lark_oracle import lark_parser, parses, sample, supported
-from .test_gbnf_invariants import factor_into_rules
-from .test_invariants import any_pattern, random_tokenization, walk
-from .support.vocabularies import small_vocabulary
+from ..support.budget import examples
+from ..support.grammars import factor_into_rules
+from ..support.lark_oracle import lark_parser, parses, sample, supported
+from ..support.masks import random_tokenization, walk
+from ..support.paths import DATA
+from ..support.regex_strategies import any_pattern
+from ..support.vocabularies import small_vocabulary
 
-GBNF = Path(__file__).parent / "data" / "gbnf"
+GBNF = DATA / "gbnf"
 REGULAR = ["chess", "english", "japanese", "list"]
 RECURSIVE = ["arithmetic", "c", "json", "json_arr"]
 ANYTHING = "(?s).*"  # walks are judged by Lark at the end, not prefix by prefix

@@ -17,9 +17,9 @@ from lark.lexer import Lexer, Token
 from grammask.compiler.frontends.lark_grammar import parse_lark
 from grammask.compiler.support.errors import GrammarError
 
-from .support.budget import examples
-from .support.cfg_strategies import generate_tokens, generated_strings
-from .support.lark_frontend import check_grammar, dfa_of, lark_accepts
+from ..support.budget import examples
+from ..support.cfg_strategies import generate_tokens, generated_strings
+from ..support.lark_frontend import check_grammar, dfa_of, lark_accepts
 
 # ---------------------------------------------------------------- strings generated from the IR
 

@@ -16,9 +16,9 @@ from grammask.compiler.frontends.lark_grammar import parse_lark
 from grammask.compiler.frontends.lark_terminals import cased_characters, fold_char, shorthand_ranges
 from grammask.compiler.ir.nodes import CharClass, Literal, Seq
 
-from .support.budget import examples
-from .support.cfg_strategies import generated_strings
-from .support.lark_frontend import code_of, dfa_of, inline, lark_accepts
+from ..support.budget import examples
+from ..support.cfg_strategies import generated_strings
+from ..support.lark_frontend import code_of, dfa_of, inline, lark_accepts
 
 COMMON = ["DIGIT", "HEXDIGIT", "INT", "SIGNED_INT", "DECIMAL", "FLOAT", "SIGNED_FLOAT", "NUMBER",
           "SIGNED_NUMBER", "ESCAPED_STRING", "LCASE_LETTER", "UCASE_LETTER", "LETTER", "WORD", "CNAME",

@@ -9,7 +9,7 @@ from grammask.compiler.ir.nodes import Choice, Repeat
 from grammask.compiler.support.limits import Limits
 from grammask.compiler.frontends.regex import parse_regex
 
-from .support.regex_ir import error_of, lit
+from ..support.regex_ir import error_of, lit
 
 
 # ---------------------------------------------------------------------------- rejections

@@ -12,8 +12,8 @@ from grammask.compiler.support.errors import GrammarError
 from grammask.compiler.ir.nodes import CharClass, Choice, Literal, Node, Repeat, Seq
 from grammask.compiler.frontends.regex import parse_regex
 
-from .support.budget import examples
-from .support.regex_ir import member
+from ..support.budget import examples
+from ..support.regex_ir import member
 
 
 # ---------------------------------------------------------------------------- properties

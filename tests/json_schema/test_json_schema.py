@@ -11,6 +11,7 @@ from grammask.compiler.frontends.json_schema import (
     JsonSchemaOptions, load_schema, schema_to_grammar,
 )
 from tests.support.json_schema_suite import accepts, byte_vocabulary
+from tests.support.paths import SPECS
 
 
 def compiled(schema: object, **options: object):  # type: ignore[no-untyped-def]
@@ -245,11 +246,10 @@ def test_deep_schema_within_limits() -> None:
 
 
 def test_support_matrix_matches_the_frontend() -> None:
-    from pathlib import Path
 
     from grammask.compiler.frontends.json_schema.constraints import HANDLED, UNSUPPORTED
 
-    matrix = json.loads((Path(__file__).parents[1] / "specs" / "json_schema_support.json")
+    matrix = json.loads((SPECS / "json_schema_support.json")
                         .read_text(encoding="utf-8"))["keywords"]
     assert HANDLED | set(UNSUPPORTED) <= set(matrix)
     for keyword, entry in matrix.items():
@@ -278,9 +278,8 @@ SUBSET_EXAMPLES = {
 
 @pytest.mark.parametrize("keyword", sorted(SUBSET_EXAMPLES))
 def test_support_matrix_subsets_reject_what_the_notes_say(keyword: str) -> None:
-    from pathlib import Path
 
-    matrix = json.loads((Path(__file__).parents[1] / "specs" / "json_schema_support.json")
+    matrix = json.loads((SPECS / "json_schema_support.json")
                         .read_text(encoding="utf-8"))["keywords"]
     assert matrix[keyword]["status"] == "subset", keyword
     schema, accepted, valid_but_rejected = SUBSET_EXAMPLES[keyword]

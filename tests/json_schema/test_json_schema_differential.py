@@ -26,12 +26,12 @@ from hypothesis_jsonschema import from_schema
 
 from grammask.compiler import GrammarError
 
-from .support.budget import examples
-from .support.json_schema_diff import Differential, shrink
-from .support.json_schema_exact import NotJudged, exact_data
-from .support.json_schema_random import SchemaGen, as_dict, as_text, random_schema
-from .support.json_schema_suite import byte_vocabulary
-from .support.json_schema_values import values
+from ..support.budget import examples
+from ..support.json_schema_diff import Differential, shrink
+from ..support.json_schema_exact import NotJudged, exact_data
+from ..support.json_schema_random import SchemaGen, as_dict, as_text, random_schema
+from ..support.json_schema_suite import byte_vocabulary
+from ..support.json_schema_values import values
 
 SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 VALUES = 6

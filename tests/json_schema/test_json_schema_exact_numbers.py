@@ -24,7 +24,7 @@ from grammask.compiler.frontends.json_schema.values import (
 from grammask.compiler.automata.build import ir_to_dfa
 from tests.support.json_schema_suite import accepts, byte_vocabulary
 
-from .support.budget import examples
+from ..support.budget import examples
 
 LONG = "0.1000000000000000000001"
 BIG = 9007199254740993  # 2**53 + 1: no float has this value

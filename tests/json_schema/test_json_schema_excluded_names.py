@@ -21,7 +21,7 @@ from grammask.compiler.support.limits import DEFAULT_LIMITS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .support.budget import examples
+from ..support.budget import examples
 
 # Characters with every kind of spelling: plain ASCII (hex letters in their escapes), the
 # eight short escapes, controls, two- and three-byte UTF-8, the edges of the surrogate gap,

@@ -9,7 +9,6 @@ import json
 import string
 import uuid
 from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 from grammask.compiler.support.errors import GrammarError
@@ -18,11 +17,11 @@ from grammask.compiler.automata.build import ir_to_dfa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .support.budget import examples
+from ..support.budget import examples
+from ..support.paths import DATA, JSON_SCHEMA_SUITE
 
-VENDORED = Path(__file__).parent / "data" / "json_schema_formats.json"
-SUITE = (Path(__file__).resolve().parents[1].parent
-         / "shared/corpora/json-schema-test-suite/draft2020-12/optional/format")
+VENDORED = DATA / "json_schema_formats.json"
+SUITE = JSON_SCHEMA_SUITE / "optional" / "format"
 UNSUPPORTED = ("idn-email", "idn-hostname", "iri", "iri-reference", "regex")
 
 

@@ -23,7 +23,6 @@ import copy
 import functools
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,14 +35,15 @@ from grammask.compiler import GrammarError
 from grammask.compiler import compile_json_schema
 from grammask.runtime import Matcher, Vocabulary, allocate_token_bitmask
 
-from .support.budget import examples
-from .support.json_schema_oracle import documented_form, validator, without_exponents
-from .support.json_schema_strategies import Unsatisfied, candidate, schemas
-from .support.json_schema_suite import accepts, byte_vocabulary
-from .test_invariants import random_tokenization
-from .support.vocabularies import small_vocabulary
+from ..support.budget import examples
+from ..support.json_schema_oracle import documented_form, validator, without_exponents
+from ..support.json_schema_strategies import Unsatisfied, candidate, schemas
+from ..support.json_schema_suite import accepts, byte_vocabulary
+from ..support.masks import random_tokenization
+from ..support.paths import DATA
+from ..support.vocabularies import small_vocabulary
 
-SAMPLE = Path(__file__).parent / "data" / "json_schema_sample.jsonl"
+SAMPLE = DATA / "json_schema_sample.jsonl"
 CUSTOM_FORMATS = {
     "uuid": st.uuids().map(str),
     "duration": st.from_regex(r"P([0-9]{1,3}[DWMY]|T[0-9]{1,2}H([0-9]{1,2}M)?)", fullmatch=True),

@@ -22,11 +22,11 @@ from grammask.compiler.support.limits import Limits
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .support.budget import examples
+from ..support.budget import examples
+from ..support.paths import DATA, SPECS
 
-ROOT = Path(__file__).parent
-DOC = ROOT.parent / "specs" / "diagnostics.md"
-SUITE = ROOT / "data" / "json-schema-test-suite" / "draft2020-12"
+DOC = SPECS / "diagnostics.md"
+SUITE = DATA / "json-schema-test-suite" / "draft2020-12"
 
 
 def lint(schema: Any, **options: Any) -> list[Diagnostic]:

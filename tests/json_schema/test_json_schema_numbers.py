@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -27,11 +26,11 @@ from grammask.compiler.automata.nfa import build_nfa
 from grammask.compiler.automata.build import ir_to_dfa
 from grammask.compiler.frontends.regex import parse_regex
 
-from .support.budget import examples
+from ..support.budget import examples
+from ..support.paths import JSON_SCHEMA_SUITE
 
 NUMBER_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-SUITE = (Path(__file__).resolve().parents[2] / "shared" / "corpora" / "json-schema-test-suite"
-         / "draft2020-12")
+SUITE = JSON_SCHEMA_SUITE
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ property over random combinator trees of string keywords, names judged by `jsons
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import jsonschema
 import pytest
@@ -22,8 +21,8 @@ from grammask.compiler.frontends.json_schema.relaxations import RELAXATIONS
 from grammask.compiler.automata.language_ops import as_dfa, difference
 from tests.support.budget import examples
 from tests.support.json_schema_suite import accepts, byte_vocabulary
+from tests.support.paths import SPECS
 
-SPECS = Path(__file__).parents[1] / "specs"
 
 
 def test_every_relaxation_is_documented_in_both_specs() -> None:

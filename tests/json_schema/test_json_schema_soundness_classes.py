@@ -27,8 +27,8 @@ import pytest
 from grammask.compiler import GrammarError
 from grammask.compiler import compile_json_schema
 
-from .support.json_schema_exact import exact_validator, exact_verdict
-from .support.json_schema_suite import accepts, byte_vocabulary
+from ..support.json_schema_exact import exact_validator, exact_verdict
+from ..support.json_schema_suite import accepts, byte_vocabulary
 
 D3 = "http://json-schema.org/draft-03/schema#"
 D4 = "http://json-schema.org/draft-04/schema#"

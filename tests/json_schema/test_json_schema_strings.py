@@ -12,21 +12,21 @@ import json
 import random
 import re
 import unicodedata
-from pathlib import Path
 
 import pytest
 from grammask.compiler import BudgetExceeded, GrammarError, Limits
 from grammask.compiler.ir.nodes import Automaton, CharClass, Repeat, walk
-from grammask.compiler.frontends.json_schema.strings import ecma_pattern, json_string
+from grammask.compiler.frontends.json_schema.strings import ecma_pattern, json_string, string_literals
 from grammask.compiler.automata.build import ir_to_dfa
 from grammask.compiler.frontends.regex import parse_regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .support.budget import examples
-from .support.json_schema_spellings import char_spellings
+from ..support.budget import examples
+from ..support.json_schema_spellings import char_spellings
+from ..support.paths import JSON_SCHEMA_SUITE
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared/corpora/json-schema-test-suite/draft2020-12"
+CORPUS = JSON_SCHEMA_SUITE
 SPACES = "\\t-\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
 # (ECMA-262 text, equivalent Python `re` text)
 ATOMS = [
@@ -303,9 +303,8 @@ def test_plain_length_bounds_equal_the_encoded_literals(lo: int, hi: int | None)
     """The IR counter accepts exactly the literals of the encoder's automaton (which values
     with content or a pattern take)."""
     from tests.support.equivalence import dfa_difference
-    from grammask.compiler.frontends.json_schema.strings import _literals
 
-    encoded = _literals(None, None, lo, hi, Limits()).dfa
+    encoded = string_literals(None, None, lo, hi, Limits()).dfa
     assert dfa_difference(_dfa(json_string(min_length=lo, max_length=hi)), encoded) is None
 
 
@@ -422,7 +421,7 @@ def test_long_string_bounds_are_exact(lo, hi):
     from grammask.compiler.frontends.json_schema.strings import CHUNK, CHUNKED_FROM
     from grammask.runtime import Matcher
 
-    from .support.vocabularies import small_vocabulary
+    from ..support.vocabularies import small_vocabulary
 
     assert max(lo, hi or 0) >= CHUNKED_FROM
     compiled = compile_json_schema({"type": "string", "minLength": lo,

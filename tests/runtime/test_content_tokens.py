@@ -2,7 +2,7 @@
 
 `ContentSplit.plan` accepts content tokens unwalked from states that lead into enough content
 characters in a row (a loop, or a string of bounded length); these tests compare every state's set with the set of the plain walk
-(`_entry_bytes` patched to find no loop), on real automata over the default vocabulary and on
+(`entry_bytes` patched to find no loop), on real automata over the default vocabulary and on
 random ones over small vocabularies.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import grammask.runtime.content_tokens as content
 from grammask.compiler import compile_gbnf, compile_lark, compile_regex
 from grammask.compiler import compile_json_schema
 from grammask.runtime import Vocabulary
-from grammask.runtime.content_tokens import _MULTIBYTE, content_split, content_tokens
+from grammask.runtime.content_tokens import MULTIBYTE, content_split, content_tokens
 from grammask.runtime.pushdown.token_sets import PushdownTokenSets
 from grammask.runtime.dfa.token_sets import DFATokenSets
 from grammask.runtime.vocab.trie import token_trie
@@ -40,15 +40,15 @@ def _sets(compiled: object, states: list[int], plain: bool, monkeypatch: pytest.
     """Each state's set, from fresh token sets, with or without the shortcut."""
     with monkeypatch.context() as m:
         if plain:
-            m.setattr(content, "_entry_bytes", _no_loop)
+            m.setattr(content, "entry_bytes", _no_loop)
         if compiled.pushdown is not None:
             sets = PushdownTokenSets(compiled.pushdown, compiled.vocab)
             return [tuple(np.asarray(x).tolist() if isinstance(x, np.ndarray) else x
-                          for x in sets._classify(s)) for s in states]
+                          for x in sets.classify(s)) for s in states]
         dfa_sets = DFATokenSets(compiled.dfa, compiled.vocab)
         out = []
         for s in states:
-            row = dfa_sets._compute(s)
+            row = dfa_sets.compute(s)
             full = np.array(row.default, copy=True)
             full[row.patch_index] = row.patch_value
             out.append((full.tolist(), row.n_allowed))
@@ -62,7 +62,7 @@ def _n_states(compiled: object) -> int:
 def _loop_states(compiled: object) -> int:
     table = compiled.pushdown or compiled.dfa
     good = np.zeros(256, dtype=np.bool_)
-    return sum(content._entry_bytes(table.transitions, table.byte_class, np.int32(s), _MULTIBYTE,
+    return sum(content.entry_bytes(table.transitions, table.byte_class, np.int32(s), MULTIBYTE,
                                     good) >= content.LEVELS[0] for s in range(table.n_states))
 
 
@@ -72,7 +72,7 @@ def test_content_tokens_of_the_default_vocabulary() -> None:
     expected = np.array([_is_content(raw[off[i]:off[i + 1]]) for i in range(trie.n_tokens)])
     chars = [len(raw[off[i]:off[i + 1]].decode()) if expected[i] else 0
              for i in range(trie.n_tokens)]
-    assert content_tokens(trie.data, trie.offsets, _MULTIBYTE).tolist() == chars
+    assert content_tokens(trie.data, trie.offsets, MULTIBYTE).tolist() == chars
     split = content_split(trie, (Vocabulary.default().size + 31) // 32)
     for level in split.levels:
         assert level.n_known + level.rest.n_tokens == trie.n_tokens

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from grammask.runtime.csr import csr_order
 
-from .support.budget import examples
+from ..support.budget import examples
 
 
 @given(st.integers(1, 20).flatmap(lambda n: st.tuples(

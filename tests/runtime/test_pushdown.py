@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import json
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,31 +18,12 @@ from grammask.runtime import Matcher, MatcherError, Vocabulary
 from grammask.runtime.pushdown.earley import EarleyArrays, earley_start, push_bytes
 from grammask.runtime.pushdown.table import PushdownTable
 
-from .support.budget import examples
-from .test_gbnf_invariants import factor_into_rules
-from .test_invariants import any_pattern, is_eos, mask_of, random_tokenization
-from .support.vocabularies import small_vocabulary
-
-JSON_GBNF = Path(__file__).parent / "data" / "gbnf" / "json.gbnf"
-
-
-def anbn_table(**changes: object) -> PushdownTable:
-    """S -> "a" S "b" | "ab", by hand: classes 0 other, 1 'a', 2 'b'."""
-    byte_class = np.zeros(256, dtype=np.int32)
-    byte_class[ord("a")], byte_class[ord("b")] = 1, 2
-    transitions = np.full((4, 3), -1, dtype=np.int32)
-    transitions[0, 1] = 1
-    transitions[1, 2] = 3
-    transitions[2, 2] = 3
-    fields: dict[str, object] = dict(
-        byte_class=byte_class, transitions=transitions,
-        accepting=np.array([False, False, False, True]),
-        call_offsets=np.array([0, 0, 1, 1, 1], dtype=np.int32),
-        call_rule=np.array([0], dtype=np.int32), call_next=np.array([2], dtype=np.int32),
-        state_rule=np.zeros(4, dtype=np.int32), rule_start=np.array([0], dtype=np.int32),
-        start_rule=0, rule_names=("S",))
-    fields.update(changes)
-    return PushdownTable(**fields)  # type: ignore[arg-type]
+from ..support.budget import examples
+from ..support.grammars import JSON_GBNF, factor_into_rules
+from ..support.masks import is_eos, mask_of, random_tokenization
+from ..support.regex_strategies import any_pattern
+from ..support.tables import anbn_table
+from ..support.vocabularies import small_vocabulary
 
 
 def recognize(table: PushdownTable, data: bytes) -> tuple[bool, bool]:
@@ -128,7 +108,7 @@ def test_pushdown_masks_equal_dfa_masks_on_regular_grammars(
 
 @functools.lru_cache(maxsize=None)
 def json_grammar():  # type: ignore[no-untyped-def]
-    return compile_gbnf(JSON_GBNF.read_text(encoding="utf-8"), Vocabulary.default())
+    return compile_gbnf(JSON_GBNF, Vocabulary.default())
 
 
 def random_json(rng: random.Random, depth: int = 0) -> object:

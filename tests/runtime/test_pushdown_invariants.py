@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -15,17 +14,20 @@ from hypothesis import strategies as st
 
 from grammask.compiler import GrammarError, compile_grammar
 from grammask.compiler.frontends.gbnf import parse_gbnf
+from grammask.compiler.frontends.lark_grammar import parse_lark
 from grammask.compiler.ir.nodes import Grammar
 from grammask.runtime import Matcher, Vocabulary
 
-from .support.budget import examples
-from .support.cfg_strategies import NAMED_GRAMMARS, grammars, sample_string
-from .support.lark_oracle import lark_parser, parses
-from .support.reference_earley import ReferenceRecognizer
-from .test_invariants import is_eos, mask_of, random_tokenization
-from .support.vocabularies import small_vocabulary
+from ..support.budget import examples
+from ..support.cfg_strategies import NAMED_GRAMMARS, generated_strings, grammars, sample_string
+from ..support.lark_frontend import lark_accepts, load
+from ..support.lark_oracle import lark_parser, parses
+from ..support.masks import is_eos, mask_of, random_tokenization, walk
+from ..support.paths import DATA
+from ..support.reference_earley import ReferenceRecognizer
+from ..support.vocabularies import small_vocabulary
 
-GBNF = Path(__file__).parent / "data" / "gbnf"
+GBNF = DATA / "gbnf"
 CORPUS = ["arithmetic", "c", "json", "json_arr"]
 
 
@@ -142,11 +144,6 @@ LARK_RECURSIVE = ["examples/composition/json.lark", "examples/relative-imports/m
 def test_recursive_lark_corpus_against_lark(relpath: str) -> None:
     """Strings generated from the IR are accepted token by token, and constrained walks that
     end are parsed by Lark itself on the original grammar text."""
-    from grammask.compiler.frontends.lark_grammar import parse_lark
-
-    from .test_invariants import walk
-    from .test_lark_grammar import generated_strings, lark_accepts, load
-
     text, start, path = load(relpath)
     grammar, _ = parse_lark(text, start=start, source=path)
     compiled = compile_grammar(grammar, Vocabulary.default())

@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grammask.runtime.content_tokens import _known_row, _slices
+from grammask.runtime.content_tokens import known_row, plan_slices
 from grammask.runtime.row_kernels import array_hash, differing_words, write_patches
 
 words_strategy = st.lists(st.integers(0, 2**32 - 1) | st.just(0), min_size=1, max_size=80)
@@ -60,7 +60,7 @@ def test_known_row_and_slices_match_the_plain_forms(good_list: list[bool], per_b
         if not good[b]:
             for t in ids[starts[b]:starts[b + 1]]:
                 expected[t >> 5] &= ~(np.uint32(1) << np.uint32(t & 31))
-    row, kept = _known_row(full, ids, starts, good)
+    row, kept = known_row(full, ids, starts, good)
     assert (row == expected).all() and kept == sum(per_byte[b] for b in range(256) if good[b])
     rest_starts = np.concatenate(([0], np.cumsum(per_byte[::-1]))).astype(np.int64)
     cuts = np.flatnonzero(np.diff(good)) + 1
@@ -69,5 +69,5 @@ def test_known_row_and_slices_match_the_plain_forms(good_list: list[bool], per_b
     begin = np.where(which == 1, rest_starts[lo], starts[lo])
     end = np.where(which == 1, rest_starts[hi], starts[hi])
     plain = np.stack((which, begin, end), axis=1)[end > begin]
-    assert (_slices(good, starts, rest_starts) == plain).all()
-    assert _slices(good, starts, rest_starts).shape == plain.shape
+    assert (plan_slices(good, starts, rest_starts) == plain).all()
+    assert plan_slices(good, starts, rest_starts).shape == plain.shape

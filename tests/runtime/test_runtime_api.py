@@ -8,34 +8,16 @@ import numpy as np
 import pytest
 
 from grammask.runtime import (
-    CompiledGrammar,
     DFATable,
     Matcher,
     MatcherError,
-    Vocabulary,
     allocate_token_bitmask,
     apply_token_bitmask_inplace,
     unpack_bitmask,
 )
 
-from .support.vocabularies import allowed_ids
-
-TOKENS = [b"a", b"b", b"ab", b"ba", b"abab", None, b"c"]
-EOS = 5
-
-
-def ab_star_vocab() -> Vocabulary:
-    return Vocabulary.from_token_bytes(TOKENS, EOS, size=40)
-
-
-def ab_star() -> CompiledGrammar:
-    """(ab)* by hand: state 0 accepting, 'a' to 1, 'b' back to 0."""
-    byte_class = np.zeros(256, dtype=np.int32)
-    byte_class[ord("a")] = 1
-    byte_class[ord("b")] = 2
-    transitions = np.array([[-1, 1, -1], [-1, -1, 0]], dtype=np.int32)
-    dfa = DFATable(byte_class, transitions, np.array([True, False]), 0)
-    return CompiledGrammar(ab_star_vocab(), dfa, "(ab)*")
+from ..support.tables import AB_STAR_EOS as EOS, ab_star
+from ..support.vocabularies import allowed_ids
 
 
 def mask(m: Matcher) -> set[int]:

@@ -20,8 +20,9 @@ from grammask.runtime import (
     allocate_token_bitmask,
 )
 
-from .test_runtime_safety import JSON_GBNF, state
-from .support.vocabularies import small_vocabulary
+from ..support.grammars import JSON_GBNF
+from ..support.masks import observable_state
+from ..support.vocabularies import small_vocabulary
 
 # Every split of a run of a's is a parse: each byte completes O(n) items, each with O(n)
 # callers, so the work of one step grows with the text.
@@ -34,7 +35,7 @@ def seen(m: Matcher) -> tuple:
     """What a matcher in the same state shows, observed without the bounds."""
     observer = m.copy()
     observer.limits = ROOMY
-    return state(observer)
+    return observable_state(observer)
 
 
 def test_step_work_bound_raises_and_changes_nothing() -> None:
@@ -74,7 +75,7 @@ def test_a_fill_past_the_step_bound_raises_and_changes_nothing() -> None:
     tight.limits = RuntimeLimits(max_step_work=1)
     with pytest.raises(MatcherBudgetExceeded, match="fill_next_token_bitmask"):
         tight.fill_next_token_bitmask(bitmask)
-    assert seen(tight) == state(m)
+    assert seen(tight) == observable_state(m)
 
 
 def test_item_bound_raises_and_changes_nothing() -> None:

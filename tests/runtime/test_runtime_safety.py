@@ -1,19 +1,13 @@
-"""Safe runtime: tables validated once and immutable, bad calls that raise and change nothing on
-both backends, and one compiled grammar shared by many matchers on many threads."""
+"""Safe runtime: tables validated once and immutable, and bad calls that raise and change nothing
+on both backends (many threads on one grammar: `test_runtime_threads.py`)."""
 from __future__ import annotations
 
 import functools
 import pickle
-import random
-import threading
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from grammask.compiler import compile_gbnf, compile_regex
 from grammask.runtime import (
@@ -28,37 +22,21 @@ from grammask.runtime import (
 )
 from grammask.runtime.vocab.trie import TokenTrie, token_trie
 
-from .support.budget import examples
-from .test_pushdown import anbn_table
-from .test_runtime_api import ab_star
-from .support.vocabularies import EOS, small_vocabulary
-
-JSON_GBNF = (Path(__file__).parent / "data" / "gbnf" / "json.gbnf").read_text(encoding="utf-8")
-REGEX = r'\{"id": [0-9]{1,4}, "tags": \[("[a-z]{1,5}"(, "[a-z]{1,5}")*)?\]\}'
-# A recursive grammar: nested lists and sums, so the pushdown path is taken.
-LISTS_GBNF = r'''
-root ::= item
-item ::= num | "[" ( item ( "," item )* )? "]" | "(" item "+" item ")"
-num ::= [0-9] [0-9]?
-'''
+from ..support.grammars import JSON_GBNF, RECORD_REGEX
+from ..support.masks import observable_state
+from ..support.tables import ab_star, anbn_table
+from ..support.vocabularies import EOS, small_vocabulary
 
 
 @functools.lru_cache(maxsize=None)
 def backend(kind: str) -> CompiledGrammar:
     vocab = small_vocabulary()
-    compiled = compile_regex(REGEX, vocab) if kind == "dfa" else compile_gbnf(JSON_GBNF, vocab)
+    compiled = compile_regex(RECORD_REGEX, vocab) if kind == "dfa" else compile_gbnf(JSON_GBNF, vocab)
     assert compiled.kind == kind
     return compiled
 
 
 PREFIX = {"dfa": '{"id": 12, "tags": ["ab', "pushdown": '{"a": [1, {"b": "c'}
-
-
-def state(m: Matcher) -> tuple[bytes, bool, bool, int, bytes]:
-    bm = allocate_token_bitmask(1, m.vocab_size)
-    m.fill_next_token_bitmask(bm)
-    return (bm.tobytes(), m.can_terminate(), m.is_terminated(), m.num_rollback_steps,
-            m.find_jump_forward_bytes())
 
 
 def started(kind: str, **kwargs: Any) -> Matcher:
@@ -80,39 +58,39 @@ BAD_IDS = [(-1, ValueError), (small_vocabulary().size, ValueError), (10**20, Val
 @pytest.mark.parametrize("kind", ["dfa", "pushdown"])
 def test_bad_token_ids_raise_and_change_nothing(kind: str) -> None:
     m = started(kind)
-    before = state(m)
+    before = observable_state(m)
     for bad, err in BAD_IDS:
         with pytest.raises(err):
             m.accept_token(bad)
-        assert state(m) == before, bad
+        assert observable_state(m) == before, bad
     tid = ord("c")
     for cast in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64):
         other = m.copy()
         assert other.accept_token(cast(tid))
         reference = m.copy()
         assert reference.accept_token(tid)
-        assert state(other) == state(reference)
-    assert state(m) == before
+        assert observable_state(other) == observable_state(reference)
+    assert observable_state(m) == before
 
 
 @pytest.mark.parametrize("kind", ["dfa", "pushdown"])
 def test_bad_strings_rollbacks_and_constructors(kind: str) -> None:
     m = started(kind, max_rollback_tokens=4)
-    before = state(m)
+    before = observable_state(m)
     assert before[3] == 4
     for bad in (3, None, ["a"], 1.5, np.int32(97)):
         with pytest.raises(TypeError):
             m.accept_string(bad)  # type: ignore[arg-type]
-        assert state(m) == before
+        assert observable_state(m) == before
     for bad, err in [(-1, ValueError), (5, ValueError), (10**20, ValueError), (1.0, TypeError),
                      (True, TypeError), (None, TypeError), ("1", TypeError)]:
         with pytest.raises(err):
             m.rollback(bad)  # type: ignore[arg-type]
-        assert state(m) == before
+        assert observable_state(m) == before
     with pytest.raises(ValueError, match="max_rollback_tokens=4"):
         m.rollback(5)
     m.rollback(np.int64(0))
-    assert state(m) == before
+    assert observable_state(m) == before
     with pytest.raises(TypeError):
         Matcher("grammar")  # type: ignore[arg-type]
     for bad, err in [(-1, ValueError), (1.5, TypeError), (True, TypeError)]:
@@ -127,7 +105,7 @@ def test_bad_strings_rollbacks_and_constructors(kind: str) -> None:
 @pytest.mark.parametrize("kind", ["dfa", "pushdown"])
 def test_bad_bitmasks_raise_and_write_nothing(kind: str) -> None:
     m = started(kind)
-    before = state(m)
+    before = observable_state(m)
     words = (m.vocab_size + 31) // 32
     readonly = allocate_token_bitmask(2, m.vocab_size)
     readonly.flags.writeable = False
@@ -154,7 +132,7 @@ def test_bad_bitmasks_raise_and_write_nothing(kind: str) -> None:
         with pytest.raises(err):
             m.fill_next_token_bitmask(bm, index)
         assert np.array_equal(np.asarray(bm), snapshot)
-        assert state(m) == before
+        assert observable_state(m) == before
     good = allocate_token_bitmask(3, m.vocab_size)
     m.fill_next_token_bitmask(good, np.int64(1))
     assert good[1].tobytes() == before[0] and not good[0].any() and not good[2].any()
@@ -188,7 +166,7 @@ def test_terminated_matcher(kind: str) -> None:
     m = Matcher(backend(kind))
     assert m.accept_string('{"id": 1, "tags": []}' if kind == "dfa" else '{"a": []}')
     assert m.can_terminate() and m.accept_token(EOS)
-    after = state(m)
+    after = observable_state(m)
     eos_only = allocate_token_bitmask(1, m.vocab_size)
     eos_only[0, EOS // 32] = np.int32(1 << (EOS % 32))
     assert after == (eos_only.tobytes(), False, True, after[3], b"")
@@ -197,12 +175,12 @@ def test_terminated_matcher(kind: str) -> None:
                  lambda: m.accept_string(b"1")):
         with pytest.raises(MatcherError, match="terminated"):
             call()
-        assert state(m) == after
+        assert observable_state(m) == after
     with pytest.raises(TypeError):
         m.accept_token(1.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         m.rollback(after[3] + 1)
-    assert state(m) == after
+    assert observable_state(m) == after
     m.rollback(1)
     assert not m.is_terminated() and m.can_terminate() and m.num_rollback_steps == after[3] - 1
 
@@ -399,7 +377,7 @@ def test_pickled_grammars_are_validated_again(kind: str) -> None:
     a, b = started(kind), Matcher(clone)
     for ch in PREFIX[kind]:
         assert b.accept_string(ch)
-    assert state(a) == state(b)
+    assert observable_state(a) == observable_state(b)
     table = clone.dfa if kind == "dfa" else clone.pushdown
     cls, args = table.__reduce__()
     tampered = [np.array(x, copy=True) if isinstance(x, np.ndarray) else x for x in args]
@@ -411,93 +389,3 @@ def test_pickled_grammars_are_validated_again(kind: str) -> None:
     broken = Vocabulary.__new__(Vocabulary)
     with pytest.raises(ValueError):
         broken.__setstate__(vocab_state)
-
-
-# ------------------------------------------------------------------ many threads, one grammar
-
-def walk(compiled: CompiledGrammar, seed: int, steps: int) -> Iterator[tuple]:
-    """A random walk of one matcher (accept an allowed or any token, roll back, copy, reset),
-    yielding after each step what it saw: the same seed gives the same walk iff every mask
-    and answer is the same."""
-    rng = random.Random(seed)
-    m = Matcher(compiled, max_rollback_tokens=8)
-    bm = allocate_token_bitmask(2, compiled.vocab.size)
-    for _ in range(steps):
-        row = rng.randrange(2)
-        m.fill_next_token_bitmask(bm, row)
-        allowed = np.flatnonzero(np.unpackbits(bm[row].view(np.uint8), bitorder="little"))
-        r = rng.random()
-        if m.is_terminated() or r < 0.1:
-            n = rng.randint(0, m.num_rollback_steps)
-            m.rollback(n)
-            event: tuple = ("rollback", n)
-        elif r < 0.75:
-            tid = int(allowed[rng.randrange(len(allowed))])
-            event = ("allowed", tid, m.accept_token(tid))
-        elif r < 0.93:
-            tid = rng.randrange(compiled.vocab.size)
-            event = ("any", tid, m.accept_token(tid))
-        elif r < 0.97:
-            m = m.copy()
-            event = ("copy",)
-        else:
-            m.reset()
-            event = ("reset",)
-        yield event, bm[row].tobytes(), m.can_terminate(), m.num_rollback_steps
-
-
-@pytest.mark.parametrize("kind", ["dfa", "pushdown"])
-def test_many_matchers_on_many_threads_match_a_single_threaded_replay(kind: str) -> None:
-    vocab = Vocabulary.default()
-    # Compiled here, not cached: every thread races to compute the lazy token sets.
-    compiled = compile_regex(REGEX, vocab) if kind == "dfa" else compile_gbnf(LISTS_GBNF, vocab)
-    assert compiled.kind == kind
-    n_threads, per_thread, steps = 8, 4, 60
-    logs: dict[int, list[tuple]] = {}
-    errors: list[BaseException] = []
-    start = threading.Barrier(n_threads)
-
-    def run(t: int) -> None:
-        try:
-            seeds = [t * per_thread + j for j in range(per_thread)]
-            walks = [walk(compiled, s, steps) for s in seeds]
-            out: list[list[tuple]] = [[] for _ in seeds]
-            start.wait()
-            for _ in range(steps):
-                for j, w in enumerate(walks):
-                    out[j].append(next(w))
-            logs.update(zip(seeds, out))
-        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(t,)) for t in range(n_threads)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert not errors, errors
-    assert sorted(logs) == list(range(n_threads * per_thread))
-    for seed, log in logs.items():
-        assert log == list(walk(compiled, seed, steps)), seed
-    taken = [e[0] for log in logs.values() for e in log if e[0][0] == "allowed"]
-    assert len(taken) > 100 and all(accepted for _, _, accepted in taken)
-
-
-@given(st.integers(1, 20).flatmap(lambda n: st.tuples(
-    st.just(n), st.lists(st.integers(0, n - 1), max_size=60))))
-@settings(max_examples=examples(100), deadline=None)
-def test_csr_order_is_a_stable_grouping(case: tuple[int, list[int]]) -> None:
-    from grammask.runtime.csr import csr_order
-
-    n, keys = case
-    offsets, order = csr_order(n, np.array(keys, dtype=np.int64))
-    assert order.tolist() == np.argsort(np.array(keys, dtype=np.int64), kind="stable").tolist()
-    assert offsets.tolist() == [0, *np.cumsum(np.bincount(keys, minlength=n)).tolist()]
-
-
-@pytest.mark.parametrize("keys", [[3], [-1], [0, 5, 1]])
-def test_csr_order_refuses_keys_out_of_range(keys: list[int]) -> None:
-    from grammask.runtime.csr import csr_order
-
-    with pytest.raises(ValueError, match="outside"):
-        csr_order(3, np.array(keys, dtype=np.int64))

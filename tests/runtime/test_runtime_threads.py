@@ -12,7 +12,7 @@ import pytest
 from grammask.compiler import compile_gbnf, compile_regex
 from grammask.runtime import CompiledGrammar, Matcher, Vocabulary, allocate_token_bitmask
 
-from .support.grammars import RECORD_REGEX
+from ..support.grammars import RECORD_REGEX
 
 # A recursive grammar: nested lists and sums, so the pushdown path is taken.
 LISTS_GBNF = r'''

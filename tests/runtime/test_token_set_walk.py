@@ -9,7 +9,6 @@ can follow the rule. Both sets must be equal, token for token, for every state.
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,11 +21,12 @@ from grammask.runtime.pushdown.earley import N_SETS, EarleyArrays, earley_start,
 from grammask.runtime.pushdown.table import PushdownTable
 from grammask.runtime.pushdown.token_sets import PushdownTokenSets
 
-from .support.budget import examples
-from .support.cfg_strategies import NAMED_GRAMMARS, grammars
-from .support.vocabularies import small_vocabulary
+from ..support.budget import examples
+from ..support.cfg_strategies import NAMED_GRAMMARS, grammars
+from ..support.paths import DATA
+from ..support.vocabularies import small_vocabulary
 
-GBNF = Path(__file__).parent / "data" / "gbnf"
+GBNF = DATA / "gbnf"
 
 
 def _walk_one(table: PushdownTable, e: EarleyArrays, state: int, data: bytes) -> str:
@@ -52,7 +52,7 @@ def check_states(table: PushdownTable, vocab: Vocabulary, states: range | list[i
     raw, off = trie.data.tobytes(), trie.offsets.tolist()
     e = EarleyArrays.empty(table.n_states, capacity=4096, set_capacity=trie.max_len + 4)
     for state in states:
-        words, uncertain, n_accepted = sets._classify(state)
+        words, uncertain, n_accepted = sets.classify(state)
         bits = np.unpackbits(words.view(np.uint8), bitorder="little")
         got_accepted = {int(t) for t in trie.ids if bits[t]}
         got_uncertain = {int(trie.ids[i]) for i in uncertain}
@@ -108,7 +108,7 @@ def _same_sets_when_tight(table: PushdownTable, vocab: Vocabulary) -> int:
     roomy, tight = PushdownTokenSets(table, vocab), PushdownTokenSets(table, vocab)
     tight._scratch = EarleyArrays.empty(table.n_states, capacity=2, set_capacity=2)
     for state in range(table.n_states):
-        a, b = roomy._classify(state), tight._classify(state)
+        a, b = roomy.classify(state), tight.classify(state)
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) and a[2] == b[2], state
     return tight._scratch.capacity
 

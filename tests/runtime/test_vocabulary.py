@@ -14,7 +14,9 @@ import pytest
 
 from grammask.runtime.vocab.vocabulary import Vocabulary
 
-DATA = Path(__file__).parent / "data" / "tokenizers"
+from ..support import paths
+
+DATA = paths.DATA / "tokenizers"
 BYTE_LEVEL = DATA / "byte_level_bpe.json"
 SENTENCEPIECE = DATA / "sentencepiece_bpe.json"
 

@@ -1,5 +1,6 @@
-"""Context-free grammar IR for tests: Hypothesis strategies for random recursive grammars, a
-sampler of member strings, and a few fixed grammars."""
+"""Context-free grammar IR for tests: Hypothesis strategies for random recursive grammars,
+samplers of member strings (`sample_string`; `generate`, which can also report the tokens a
+string was built from), and a few fixed grammars."""
 from __future__ import annotations
 
 import math
@@ -128,6 +129,62 @@ def sample_string(
 
     gen(rules[grammar.start].body, 0)
     return "".join(out)
+
+
+def generate_tokens(grammar: Grammar, rng: random.Random, terminals: set[str] = frozenset(),  # type: ignore[assignment]
+                    depth: int = 8) -> tuple[str, list[tuple[str, str]]] | None:
+    """One random string of the grammar's language (bounded: shallowest choices past `depth`)
+    and the tokens it was built from (rules named in `terminals`, in order); None when the
+    language is empty."""
+    h = rule_heights(grammar)
+    if h[grammar.start] == math.inf:
+        return None
+    out: list[str] = []
+    tokens: list[tuple[str, str]] = []
+
+    def go(node: Node, d: int) -> None:
+        if isinstance(node, Literal):
+            out.append(node.data.decode())
+        elif isinstance(node, CharClass):
+            ascii_ = [(max(lo, 32), min(hi, 126)) for lo, hi in node.ranges if lo <= 126 and hi >= 32]
+            lo, hi = rng.choice(ascii_ if ascii_ and rng.random() < 0.8 else node.ranges)
+            out.append(chr(rng.randint(lo, min(hi, lo + 2000))))
+        elif isinstance(node, Seq):
+            for item in node.items:
+                go(item, d)
+        elif isinstance(node, Choice):
+            options = [a for a in node.alternatives if node_height(a, h) < math.inf]
+            if d > depth:
+                best = min(node_height(a, h) for a in options)
+                options = [a for a in options if node_height(a, h) == best]
+            go(rng.choice(options), d)
+        elif isinstance(node, Repeat):
+            top = node.min if d > depth or node_height(node.item, h) == math.inf else node.min + rng.randint(0, 2)
+            count = top if node.max is None else min(top, node.max)
+            for _ in range(count):
+                go(node.item, d)
+        elif node.name in terminals:
+            mark = len(out)
+            go(grammar.rule(node.name).body, d + 1)
+            tokens.append((node.name, "".join(out[mark:])))
+        else:
+            go(grammar.rule(node.name).body, d + 1)
+
+    go(grammar.rule(grammar.start).body, 0)
+    return "".join(out), tokens
+
+
+def generate(grammar: Grammar, rng: random.Random, depth: int = 8) -> str | None:
+    """One random string of the grammar's language, None when it is empty."""
+    result = generate_tokens(grammar, rng, depth=depth)
+    return None if result is None else result[0]
+
+
+def generated_strings(grammar: Grammar, rng: random.Random, n: int) -> list[str]:
+    """Up to `n` random strings of the grammar's language (`generate`)."""
+    out = [generate(grammar, rng) for _ in range(n)]
+    return [s for s in out if s is not None]
+
 
 
 def _leaves(names: list[str]) -> st.SearchStrategy[Node]:

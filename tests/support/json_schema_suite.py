@@ -18,8 +18,10 @@ from grammask.compiler import GrammarError
 from grammask.compiler import compile_json_schema
 from grammask.runtime import Matcher, Vocabulary
 
-SUITE = Path(__file__).parents[1] / "data" / "json-schema-test-suite" / "draft2020-12"
-RATCHET = Path(__file__).parents[1] / "data" / "json_schema_suite_passing.json"
+from .paths import DATA
+
+SUITE = DATA / "json-schema-test-suite" / "draft2020-12"
+RATCHET = DATA / "json_schema_suite_passing.json"
 
 
 @dataclass
