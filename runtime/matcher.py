@@ -8,7 +8,7 @@ token always continues an incomplete one (for vocabularies that hold every singl
 `Matcher` holds what every grammar kind shares: argument checks, EOS and termination, the
 history for rollback (a deque of the backend's `snapshot` before each step, at most
 `max_rollback_tokens` long) and bitmask rows. The recognizer of the grammar's kind is a
-`Backend` (`backend.py`): `DFABackend` or `PushdownBackend`, picked in `_BACKENDS` from
+`Backend` (`backends/base.py`): `DFABackend` or `PushdownBackend`, picked in `_BACKENDS` from
 `CompiledGrammar.kind`, the one place that tells the kinds apart. A step checks its arguments,
 takes a snapshot, calls one backend hook and appends the snapshot only if the hook advanced;
 the hot loop is that one hook call with a few attribute reads around it.

@@ -20,6 +20,7 @@ from ..analyses.size import compile_structure
 from ..frontends.json_schema import schema_to_grammar
 from ..frontends.json_schema.options import LAYOUTS, JsonSchemaOptions
 from ..pipeline import compile_parsed_schema
+from ..support.deadline import compile_deadline
 from ..support.diagnostics import Diagnostic
 from ..support.errors import GrammarError
 from ..support.limits import Limits
@@ -81,8 +82,9 @@ def compile_schema(text: str, vocab: Vocabulary, options: JsonSchemaOptions,
     """The schema `text` compiled against `vocab`, and the keywords lenient mode ignored as
     warnings. Raises GrammarError located in `text`."""
     try:
-        parsed = schema_to_grammar(text, options, limits)
-        compiled = compile_parsed_schema(parsed, vocab, limits=limits)
+        with compile_deadline(limits):  # one budget for both, as in compile_json_schema
+            parsed = schema_to_grammar(text, options, limits)
+            compiled = compile_parsed_schema(parsed, vocab, limits=limits)
     except GrammarError as exc:
         raise located_error(exc, text) from None
     return compiled, lenient_warnings(parsed.diagnostics, text)
