@@ -13,6 +13,7 @@ from .pipeline import (
     compile_json_schema,
     compile_lark,
     compile_regex,
+    compile_structural_tag,
 )
 from .support.errors import BudgetExceeded, GrammarError
 from .support.limits import DEFAULT_LIMITS, Limits
@@ -29,6 +30,7 @@ __all__ = [
     "compile_json_schema",
     "compile_lark",
     "compile_regex",
+    "compile_structural_tag",
     "ir_to_dfa",
     "schema_to_grammar",
 ]

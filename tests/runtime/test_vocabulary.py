@@ -46,18 +46,55 @@ def test_default_shape(qwen: Vocabulary) -> None:
 
     assert len(SPECIAL_TOKENS) == 208
     assert qwen.size == 151643 + len(SPECIAL_TOKENS) == 151851
-    assert qwen.n_tokens == 151643
+    added = list(range(151657, 151669))
+    assert qwen.n_tokens == 151643 + len(added)
     assert qwen.eos_token_id == 151643
     assert qwen.eos_token_ids.tolist() == [151643]
-    assert qwen.special_token_ids.tolist() == list(range(151643, 151851))
+    assert qwen.special_token_ids.tolist() == [
+        i for i in range(151643, 151851) if i not in added]
     assert qwen.token_bytes(0) == b"!"
     assert qwen.token_bytes(151642) != b""
     assert qwen.token_bytes(151645) == b"<|im_end|>"
+    assert qwen.token_bytes(151646) == b"<|object_ref_start|>"
+    assert qwen.token_bytes(151656) == b"<|video_pad|>"
     assert qwen.token_bytes(151850) == b"<|extra_204|>"
     lengths = np.diff(qwen.token_offsets)
     assert (lengths[qwen.special_token_ids] == 0).all()
     assert (lengths[:151643] > 0).all()
     assert Vocabulary.default() is qwen
+
+
+def test_default_added_tokens_spell_their_text(qwen: Vocabulary) -> None:
+    texts = {151657: "<tool_call>", 151658: "</tool_call>", 151659: "<|fim_prefix|>",
+             151664: "<|file_sep|>", 151665: "<tool_response>", 151666: "</tool_response>",
+             151667: "<think>", 151668: "</think>"}
+    for i, text in texts.items():
+        assert i not in qwen.special_token_ids
+        assert qwen.grammar_token_list[i] == text.encode()
+    assert qwen.grammar_token_list[151645] == b""
+    assert qwen.special_token_id("<|im_end|>") == 151645
+    assert qwen.special_token_id(b"<|im_start|>") == 151644
+    with pytest.raises(ValueError, match="no control token spells '<think>'"):
+        qwen.special_token_id("<think>")
+
+
+def test_default_stop_ids(qwen: Vocabulary) -> None:
+    chat = Vocabulary.default(eos_token_ids=[151643, 151645])
+    assert chat.eos_token_ids.tolist() == [151643, 151645]
+    assert chat.special_token_ids.tolist() == qwen.special_token_ids.tolist()
+    assert chat.token_bytes(151645) == b"<|im_end|>"
+    assert chat.encode("hi there") == qwen.encode("hi there")
+    assert Vocabulary.default(eos_token_ids=151643) is qwen
+    with pytest.raises(ValueError, match="out of range"):
+        Vocabulary.default(eos_token_ids=[10**6])
+
+
+def test_with_eos_token_ids_makes_a_text_token_a_control_token() -> None:
+    vocab = Vocabulary.from_token_bytes([b"a", b"b", b"<end>"], 1)
+    other = vocab.with_eos_token_ids([1, 2])
+    assert other.eos_token_ids.tolist() == [1, 2]
+    assert other.token_bytes(2) == b"<end>" and other.grammar_token_list[2] == b""
+    assert other.grammar_token_list[0] == b"a"
 
 
 @pytest.mark.parametrize("text", ROUND_TRIP)
@@ -261,6 +298,20 @@ def test_from_tiktoken_file(tmp_path: Path) -> None:
     assert other.size == 11 and other.eos_token_id == 10
     assert Vocabulary.from_tiktoken_file(path, {"<a>": 9, "<b>": 10}).eos_token_id == 9
     assert len(Vocabulary.from_tiktoken_file(path).eos_token_ids) == 0
+
+
+def test_from_tiktoken_file_added_tokens(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.tiktoken"
+    path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % i
+                              for i, t in enumerate([b"a", b"<", b"b"])))
+    vocab = Vocabulary.from_tiktoken_file(path, {"<eos>": 4}, added_tokens={"<ab>": 3})
+    assert vocab.grammar_token_list == [b"a", b"<", b"b", b"<ab>", b""]
+    assert vocab.special_token_ids.tolist() == [4]
+    assert vocab.encode("<ab") == [1, 0, 2]  # BPE over the ranks only
+    with pytest.raises(ValueError, match="both a special and an added token"):
+        Vocabulary.from_tiktoken_file(path, {"<eos>": 4}, added_tokens={"<x>": 4})
+    with pytest.raises(ValueError, match="added token '<x>': id 1 is a regular token"):
+        Vocabulary.from_tiktoken_file(path, added_tokens={"<x>": 1})
 
 
 def test_from_tiktoken_file_unordered_ranks(tmp_path: Path) -> None:
