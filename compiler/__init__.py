@@ -14,6 +14,7 @@ from .pipeline import (
     compile_lark,
     compile_regex,
     compile_structural_tag,
+    compile_tool_calls,
 )
 from .support.errors import BudgetExceeded, GrammarError
 from .support.limits import DEFAULT_LIMITS, Limits
@@ -31,6 +32,7 @@ __all__ = [
     "compile_lark",
     "compile_regex",
     "compile_structural_tag",
+    "compile_tool_calls",
     "ir_to_dfa",
     "schema_to_grammar",
 ]

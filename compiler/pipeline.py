@@ -22,10 +22,12 @@ from .frontends.parsed import Parsed
 from .frontends.regex import parse_regex
 from .frontends.registry import read
 from .frontends.structural_tag import structural_tag_to_grammar
+from .frontends.tool_calls import tool_calls_spec
 from .ir.graph import check_references, find_cycle
 from .ir.nodes import Grammar, Node
 from .lowering.regular import inline_regular
 from .lowering.rule_automata import build_pushdown
+from .lowering.tokens import resolve_tokens
 from .support import caches, deadline
 from .support.deadline import compile_deadline
 from .support.diagnostics import Diagnostic
@@ -60,8 +62,11 @@ def compile_ir(
     limits: Limits = DEFAULT_LIMITS,
     precompute: bool = False,
     notes: tuple[str, ...] = (),
+    named_tokens: tuple[int, ...] = (),
 ) -> CompiledGrammar:
-    """Compile an IR expression against `vocab`; token sets are lazy unless `precompute`."""
+    """Compile an IR expression against `vocab`; token sets are lazy unless `precompute`.
+    `named_tokens` are the text tokens its spellings read as references
+    (`lowering.tokens.resolve_tokens`)."""
     if not isinstance(vocab, Vocabulary):
         raise TypeError(f"vocab must be a grammask.runtime.Vocabulary, got {type(vocab).__name__}")
     with compile_deadline(limits):
@@ -72,7 +77,7 @@ def compile_ir(
                 code="empty-language",
             )
         compiled = CompiledGrammar(vocab=vocab, dfa=dfa, source=source, notes=notes,
-                                   runtime_limits=limits.runtime())
+                                   runtime_limits=limits.runtime(), named_tokens=named_tokens)
         if precompute:
             precompute_token_sets(compiled, limits)
         return compiled
@@ -161,6 +166,7 @@ def compile_grammar(
 def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precompute: bool,
                      kind: str | None) -> CompiledGrammar:
     check_references(grammar)
+    grammar, named = resolve_tokens(grammar, vocab, limits)
     source = grammar.source or grammar.start
     cycle = find_cycle(grammar)
     marked = [r.name for r in grammar.rules if r.kept]
@@ -177,7 +183,7 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
         try:
             return compile_ir(inline_regular(grammar), vocab, source=source,
                               limits=limits if kind == "dfa" else _inlining(limits),
-                              precompute=precompute,
+                              precompute=precompute, named_tokens=named,
                               notes=("dfa: no rule reachable from the start is recursive",))
         except BudgetExceeded as exc:
             if kind == "dfa" or deadline.expired():
@@ -200,7 +206,7 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
                 f" over budget ({_over(exc, limits)})")
     check_table_bytes(table.nbytes(), limits, "rule automata tables")
     compiled = CompiledGrammar(vocab=vocab, pushdown=table, source=source, notes=(why,),
-                               runtime_limits=limits.runtime())
+                               runtime_limits=limits.runtime(), named_tokens=named)
     if precompute:
         precompute_token_sets(compiled, limits)
     return compiled
@@ -286,6 +292,33 @@ def compile_structural_tag(spec: Any, vocab: Vocabulary, *, limits: Limits = DEF
         parsed = structural_tag_to_grammar(spec, limits)
         compiled = compile_grammar(parsed.grammar, vocab, limits=limits, precompute=precompute)
     return _with_notes(compiled, parsed.diagnostics)
+
+
+def compile_tool_calls(tools: Any, vocab: Vocabulary, *, format: str, tool_choice: Any = "auto",
+                       parallel_tool_calls: bool = True, reasoning: bool = False,
+                       response_format: Any = None, max_whitespace: int | None = None,
+                       limits: Limits = DEFAULT_LIMITS,
+                       precompute: bool = False) -> CompiledGrammar:
+    """Compile a tool-calling request (OpenAI-style `tools`, `tool_choice` "auto", "required",
+    "none" or one named function) in a model family's own `format` (`qwen_3`, `llama`,
+    `mistral`, `deepseek_r1`, `deepseek_v3_1`, `kimi`; `specs/structural_tags.md`). Markers
+    that `vocab` has as control tokens are matched as those tokens. An error in a tool's
+    schema names the tool's pointer (`/tools/2/function/parameters/...`)."""
+    eos = set(vocab.eos_token_ids.tolist())
+    controls = frozenset(text.decode("utf-8", "replace") for i, text in vocab.special_token_text
+                         if i not in eos)
+    spec, schemas = tool_calls_spec(
+        tools, controls, format=format, tool_choice=tool_choice,
+        parallel_tool_calls=parallel_tool_calls, reasoning=reasoning,
+        response_format=response_format, max_whitespace=max_whitespace)
+    try:
+        return compile_structural_tag(spec, vocab, limits=limits, precompute=precompute)
+    except GrammarError as exc:
+        where = exc.pointer or ""
+        for inside, request in schemas:
+            if where == inside or where.startswith(inside + "/"):
+                raise exc.located(pointer=request + where[len(inside):]) from None
+        raise
 
 
 def _with_notes(compiled: CompiledGrammar,

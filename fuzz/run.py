@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from fuzz.common import Target
 
 FUZZ = Path(__file__).resolve().parent
-TARGETS = ("regex", "gbnf", "lark", "jsonschema", "jsonschema-diff", "cli", "matcher")
+TARGETS = ("regex", "gbnf", "lark", "jsonschema", "jsonschema-diff", "cli", "matcher",
+           "structural-tag")
 # Inputs run before the clock starts bounding them: they pay for JIT compilation.
 WARMUP = 3
 

@@ -11,7 +11,7 @@ import grammask.compiler.frontends.gbnf as gbnf
 from grammask.compiler.frontends.gbnf import parse_gbnf
 from grammask.compiler.ir.nodes import Grammar, Node
 from grammask.compiler.frontends.json_schema import JsonSchemaOptions, schema_to_grammar
-from grammask.compiler import compile_json_schema
+from grammask.compiler import compile_json_schema, compile_structural_tag
 from grammask.compiler.frontends.lark_grammar import parse_lark
 from grammask.compiler.frontends.regex import parse_regex
 from grammask.runtime import Matcher, Vocabulary
@@ -174,6 +174,41 @@ def _gbnf_as_lark_reads_it(text: str) -> Grammar:
     return parse_gbnf(text, limits=LIMITS)
 
 
+STRUCTURAL_SEEDS = [json.dumps(spec) for spec in (
+    {"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": ["<f="],
+     "tags": [{"begin": "<f=a>", "content": {"type": "json_schema", "json_schema": {
+         "type": "object", "properties": {"x": {"type": "integer"}}}}, "end": "</f>"}],
+     "excludes": ["!!"]}},
+    {"type": "structural_tag", "format": {"type": "sequence", "elements": [
+        {"type": "tag", "begin": "<t>", "content": {"type": "any_text"}, "end": ["</t>", "."]},
+        {"type": "or", "elements": [{"type": "regex", "pattern": "[0-9]{1,3}"},
+                                    {"type": "grammar", "grammar": 'root ::= "(" root? ")"'}]},
+        {"type": "tags_with_separator", "separator": ",", "tags": [
+            {"begin": "[", "content": {"type": "const_string", "value": "y"}, "end": "]"}]}]}},
+    {"type": "structural_tag", "format": {"type": "dispatch", "loop": True, "excludes": ["zz"],
+     "rules": [["#", {"type": "repeat", "min": 1, "max": 3,
+                      "content": {"type": "any_text", "max_chars": 2}}]]}},
+    {"structures": [{"begin": "<a>", "schema": {"enum": [1, "b"]}, "end": "</a>"}],
+     "triggers": ["<a"]},
+)]
+
+
+def structural_tag_target() -> Target:
+    """A target compiling mutated structural tags (the JSON text) on a byte vocabulary and
+    walking what compiles: errors are GrammarErrors at a pointer, never another exception."""
+
+    def run(text: str) -> bool:
+        try:
+            compiled = compile_structural_tag(text, BYTES, limits=LIMITS)
+        except GrammarError:
+            return False
+        rng = input_rng(text)
+        walk(Matcher(compiled), BYTES, rng, rng.randint(1, 16))
+        return True
+
+    return Target("structural-tag", STRUCTURAL_SEEDS, run, mutate_text)
+
+
 def frontend_targets() -> dict[str, Callable[[], Target]]:
     """The frontend targets by name, each built on demand."""
     return {
@@ -181,4 +216,5 @@ def frontend_targets() -> dict[str, Callable[[], Target]]:
         "gbnf": lambda: frontend("gbnf", _gbnf_as_lark_reads_it, grammar_seeds("gbnf")),
         "lark": lambda: frontend("lark", lambda t: parse_lark(t, limits=LIMITS)[0],
                                  grammar_seeds("lark")),
+        "structural-tag": structural_tag_target,
     }

@@ -13,6 +13,7 @@ from .dfa.token_sets import DFATokenSets
 from .pushdown.table import PushdownTable
 from .pushdown.token_sets import PushdownTokenSets
 from .run_limits import DEFAULT_RUNTIME_LIMITS, RuntimeLimits
+from .vocab.spelling import TokenSpelling, check_named, token_spelling
 from .vocab.vocabulary import Vocabulary
 
 
@@ -23,7 +24,9 @@ class CompiledGrammar:
     Exactly one of `dfa` and `pushdown` is given. `source` describes where it came from (the
     pattern, or the grammar's name); token sets are filled in lazily on first use unless the
     compiler was asked to precompute them. `notes` says why the compiler chose this kind.
-    `runtime_limits` are the default bounds of the matchers that walk it.
+    `runtime_limits` are the default bounds of the matchers that walk it. `named_tokens` are
+    the text tokens the grammar names in token references, read as references everywhere in it
+    (`vocab.spelling`).
     Every table is validated when built (see the invariants of `DFATable`, `PushdownTable`,
     `TokenTrie` and `Vocabulary`) and its arrays are immutable; the lazily filled token sets
     are written under a lock and only ever completed, never changed. A pickled grammar is
@@ -37,6 +40,7 @@ class CompiledGrammar:
     pushdown: PushdownTable | None = None
     notes: tuple[str, ...] = ()
     runtime_limits: RuntimeLimits = DEFAULT_RUNTIME_LIMITS
+    named_tokens: tuple[int, ...] = ()
     token_sets: DFATokenSets | PushdownTokenSets = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -55,13 +59,22 @@ class CompiledGrammar:
         if not isinstance(self.runtime_limits, RuntimeLimits):
             raise TypeError(f"runtime_limits must be a RuntimeLimits, got "
                             f"{type(self.runtime_limits).__name__}")
-        sets = (DFATokenSets(self.dfa, self.vocab) if self.dfa is not None
-                else PushdownTokenSets(self.pushdown, self.vocab))  # type: ignore[arg-type]
+        if not isinstance(self.named_tokens, tuple):
+            raise TypeError("named_tokens must be a tuple of token ids")
+        object.__setattr__(self, "named_tokens", check_named(self.vocab, self.named_tokens))
+        named = self.named_tokens
+        sets = (DFATokenSets(self.dfa, self.vocab, named) if self.dfa is not None
+                else PushdownTokenSets(self.pushdown, self.vocab, named))  # type: ignore[arg-type]
         object.__setattr__(self, "token_sets", sets)
 
     def __reduce__(self) -> tuple:
         return (CompiledGrammar, (self.vocab, self.dfa, self.source, self.pushdown, self.notes,
-                                  self.runtime_limits))
+                                  self.runtime_limits, self.named_tokens))
+
+    @property
+    def spelling(self) -> TokenSpelling:
+        """What the automata read for each token id (`vocab.spelling`)."""
+        return token_spelling(self.vocab, self.named_tokens)
 
     @property
     def kind(self) -> str:

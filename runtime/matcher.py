@@ -28,6 +28,7 @@ from .bitmask import as_bitmask_array, bitmask_words, ids_to_row
 from .compiled import CompiledGrammar
 from .errors import MatcherBudgetExceeded, MatcherError
 from .run_limits import RuntimeLimits
+from .vocab.spelling import MARKER
 
 __all__ = ["Matcher", "MatcherBudgetExceeded", "MatcherError"]
 
@@ -62,7 +63,12 @@ def _string_bytes(text: str | bytes) -> bytes:
     if isinstance(text, str):
         return text.encode("utf-8", "surrogatepass")
     if isinstance(text, (bytes, bytearray, memoryview)):
-        return bytes(text)
+        data = bytes(text)
+        at = data.find(MARKER)
+        if at >= 0:
+            raise ValueError(f"accept_string: byte 0x{MARKER:X} at offset {at} is not text (it "
+                             f"never occurs in UTF-8); a token reference is accepted as a token")
+        return data
     raise TypeError(f"accept_string takes str or bytes, got {type(text).__name__}")
 
 
@@ -205,7 +211,9 @@ class Matcher:
         the text may end here, or after termination), up to `max_bytes`."""
         if self._terminated:
             return b""
-        return self._backend.jump_forward_bytes(max_bytes)
+        data = self._backend.jump_forward_bytes(max_bytes)
+        at = data.find(MARKER)  # a token reference is a token to accept, never text
+        return data if at < 0 else data[:at]
 
     def find_jump_forward_string(self, max_bytes: int = 1024) -> str:
         """`find_jump_forward_bytes` cut to whole UTF-8 characters, as text."""

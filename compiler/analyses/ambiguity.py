@@ -2,7 +2,18 @@
 that are prefixes of one another."""
 from __future__ import annotations
 
-from ..ir.nodes import Automaton, CharClass, Choice, Grammar, Literal, Node, Repeat, RuleRef, walk
+from ..ir.nodes import (
+    Automaton,
+    CharClass,
+    Choice,
+    Grammar,
+    Literal,
+    Node,
+    Repeat,
+    RuleRef,
+    TokenRef,
+    walk,
+)
 from ..ir.summaries import fold
 from ..support.diagnostics import Diagnostic
 from ..support.limits import Limits
@@ -24,6 +35,8 @@ def structural_keys(node: Node, table: dict[tuple[object, ...], int]) -> dict[in
             payload = n.ranges
         elif isinstance(n, Automaton):
             payload = id(n.dfa)
+        elif isinstance(n, TokenRef):
+            payload = (n.ids, n.texts, n.negated)
         elif isinstance(n, Repeat):
             payload = (n.min, n.max)
         elif isinstance(n, RuleRef):

@@ -7,7 +7,18 @@ from collections import deque
 from ...runtime.dfa.table import DFATable
 from ..automata.build import ir_to_dfa
 from ..ir.graph import cyclic_components, find_cycle, reachable_rules
-from ..ir.nodes import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, Seq, walk
+from ..ir.nodes import (
+    Automaton,
+    CharClass,
+    Grammar,
+    Literal,
+    Node,
+    Repeat,
+    RuleRef,
+    Seq,
+    TokenRef,
+    walk,
+)
 from ..ir.summaries import fold, nullable_rules
 from ..lowering.regular import inline_regular
 from ..support.diagnostics import Diagnostic
@@ -26,7 +37,7 @@ def left_refs(node: Node, nullable: set[str]) -> frozenset[str]:
     after a prefix that can match the empty string included)."""
 
     def combine(n: Node, kids: list[tuple[frozenset[str], bool]]) -> tuple[frozenset[str], bool]:
-        if isinstance(n, (Literal, CharClass)):
+        if isinstance(n, (Literal, CharClass, TokenRef)):
             return frozenset(), False
         if isinstance(n, Automaton):
             return frozenset(), bool(n.dfa.accepting[n.dfa.start])

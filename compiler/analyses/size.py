@@ -26,6 +26,7 @@ from ..ir.nodes import (
     Repeat,
     RuleRef,
     Seq,
+    TokenRef,
     walk,
 )
 from ..ir.summaries import fold
@@ -66,6 +67,10 @@ def _class_cost(node: CharClass) -> tuple[int, int]:
     return max(states, 1), width
 
 
+MARKER_BYTES = 4
+"""The bytes of a token reference's marker (`runtime/vocab/spelling.py`)."""
+
+
 def estimate_size(grammar: Grammar) -> SizeEstimate:
     """The size estimate of the start rule with every reference inlined (zero when the start
     rule is missing)."""
@@ -79,6 +84,8 @@ def estimate_size(grammar: Grammar) -> SizeEstimate:
             return _class_cost(n)
         if isinstance(n, Automaton):
             return n.dfa.n_states, n.dfa.n_states
+        if isinstance(n, TokenRef):  # a marker and, for a named text token, its text
+            return MARKER_BYTES + 1, MARKER_BYTES + 1
         if isinstance(n, RuleRef):
             return sizes.get(n.name, (1, 1))
         if isinstance(n, Seq):

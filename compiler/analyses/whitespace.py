@@ -7,7 +7,17 @@ characters of `\\s` in ASCII).
 from __future__ import annotations
 
 from ..ir.graph import reachable_rules
-from ..ir.nodes import Automaton, CharClass, Grammar, Literal, Node, Repeat, RuleRef, walk
+from ..ir.nodes import (
+    Automaton,
+    CharClass,
+    Grammar,
+    Literal,
+    Node,
+    Repeat,
+    RuleRef,
+    TokenRef,
+    walk,
+)
 from ..ir.summaries import fold, rule_fixpoint
 from ..support.diagnostics import Diagnostic
 from ..support.limits import Limits
@@ -31,6 +41,8 @@ def _terminal_kind(node: Node) -> str | None:
         return "ws" if _class_is_whitespace(node) else "other"
     if isinstance(node, Automaton):
         return None if node.dfa.is_empty_language else "other"
+    if isinstance(node, TokenRef):
+        return "other"
     return None
 
 

@@ -21,7 +21,18 @@ import numpy as np
 from numba import njit
 
 from ...runtime.dfa.table import DFATable
-from ..ir.nodes import Automaton, CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq, children
+from ..ir.nodes import (
+    Automaton,
+    CharClass,
+    Choice,
+    Literal,
+    Node,
+    Repeat,
+    RuleRef,
+    Seq,
+    TokenRef,
+    children,
+)
 from ..ir.utf8 import utf8_sequences
 from ..support import deadline
 from ..support.caches import memo
@@ -272,6 +283,10 @@ def flatten(root: Node, limits: Limits, calls: dict[str, int] | None,
         elif kind is RuleRef and (calls is None or n.name in calls):  # type: ignore[union-attr]
             push_kind(REF)
             refs.append((i, n.name))  # type: ignore[union-attr]
+        elif kind is TokenRef:
+            raise GrammarError("a token reference names tokens of a vocabulary: compile the "
+                               "grammar with compile_grammar, which resolves it against one",
+                               code="token-reference")
         else:
             raise GrammarError(f"cannot lower IR node {kind.__name__} to an NFA")
     size = len(nodes)

@@ -23,6 +23,7 @@ from ...runtime.vocab.trie import token_trie
 from ..pipeline import compile_regex
 from ..support.errors import GrammarError
 from .demo_schema import SCHEMA_N, SchemaDemoResult, format_schema_report, run_schema_demo
+from .demo_tools import TOOLS_N, ToolsDemoResult, format_tools_report, run_tools_demo
 from .toy_model import MAX_TOKENS, TARGET, Generation, ToyModel, generate
 
 __all__ = ["DEFAULT_PATTERN", "DemoResult", "format_report", "run_demo"]
@@ -61,6 +62,7 @@ class DemoResult:
     accept_us_mean: float
     wall_s: float
     schema: SchemaDemoResult | None = None
+    tools: ToolsDemoResult | None = None
 
     @property
     def unconstrained_rate(self) -> float:
@@ -79,6 +81,7 @@ class DemoResult:
         `{"text", "count"}` objects)."""
         d = asdict(self)
         d["schema"] = self.schema.to_dict() if self.schema is not None else None
+        d["tools"] = self.tools.to_dict() if self.tools is not None else None
         for name in ("unconstrained_failures", "constrained_answers"):
             d[name] = [{"text": t, "count": c} for t, c in d[name]]
         for name in ("unconstrained_rate", "unconstrained_json_rate", "constrained_rate"):
@@ -103,18 +106,21 @@ def _us(values: list[int]) -> tuple[float, float]:
 
 def run_demo(n: int = 200, seed: int = 0, pattern: str = DEFAULT_PATTERN,
              out: TextIO | None = sys.stdout, *, vocab: Vocabulary | None = None,
-             max_tokens: int = MAX_TOKENS, schema_n: int = SCHEMA_N) -> DemoResult:
+             max_tokens: int = MAX_TOKENS, schema_n: int = SCHEMA_N,
+             tools_n: int = TOOLS_N) -> DemoResult:
     """Sample `n` answers freely and `n` through the compiled `pattern`, then `schema_n`
     answers in JSON mode and `schema_n` through the strict person schema (`demo_schema`; 0
-    skips that part), report, and return the numbers. Validity is `re.fullmatch(pattern,
+    skips that part), then `tools_n` answers of a tool-calling model each way (`demo_tools`;
+    0 skips it), report, and return the numbers. Validity is `re.fullmatch(pattern,
     text)` on the decoded text, independent of grammask; an answer that hits `max_tokens`
     without EOS counts as invalid. `out=None` prints nothing. Raises `GrammarError` for a
     pattern grammask rejects or one that matches nothing, and `re.error` for one Python's `re`
     rejects."""
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
-    if schema_n < 0:
-        raise ValueError(f"schema_n must not be negative, got {schema_n}")
+    if schema_n < 0 or tools_n < 0:
+        raise ValueError(f"schema_n and tools_n must not be negative, got {schema_n}, "
+                         f"{tools_n}")
     start = time.perf_counter()
     t0 = time.perf_counter()
     vocab_name = "Qwen2.5 default" if vocab is None else "custom"
@@ -180,6 +186,8 @@ def run_demo(n: int = 200, seed: int = 0, pattern: str = DEFAULT_PATTERN,
         accept_us_mean=_us(accept_ns)[0], wall_s=0.0)
     if schema_n:
         result.schema = run_schema_demo(vocab, schema_n, seed)
+    if tools_n:
+        result.tools = run_tools_demo(vocab, tools_n, seed)
     result.wall_s = time.perf_counter() - start
     if out is not None:
         out.write(format_report(result))
@@ -223,6 +231,8 @@ def format_report(r: DemoResult) -> str:
     ]
     if r.schema is not None:
         lines += ["", format_schema_report(r.schema).rstrip("\n")]
+    if r.tools is not None:
+        lines += ["", format_tools_report(r.tools).rstrip("\n")]
     lines.append(f"  wall time       {r.wall_s:.2f} s")
     return "\n".join(lines) + "\n"
 

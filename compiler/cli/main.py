@@ -40,6 +40,7 @@ from ..support.limits import Limits
 from .check import CompiledTable, check_text
 from .demo import DEFAULT_PATTERN, run_demo
 from .demo_schema import SCHEMA_N
+from .demo_tools import TOOLS_N
 from .inputs import (
     InputError,
     Source,
@@ -233,7 +234,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     try:
         result = from_source(source, lambda p: run_demo(args.n, args.seed, p,
                                                    None if args.json else sys.stdout,
-                                                   schema_n=args.schema_n))
+                                                   schema_n=args.schema_n,
+                                                   tools_n=args.tools_n))
     except re.error as exc:
         raise InputError(f"--pattern: Python's re rejects it, so answers cannot be checked:"
                          f" {exc}") from None
@@ -267,13 +269,17 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Sample a toy model that mostly answers {\"age\": 42},"
                           " freely and through a compiled pattern, and compare validity; then"
                           " one that answers {\"name\": \"Ada\"} in JSON mode and through a"
-                          " strict person schema, and compare what each guarantees.")
+                          " strict person schema, and compare what each guarantees; then one"
+                          " that answers in text or calls a tool in Qwen3's format, freely and"
+                          " through compile_tool_calls.")
     demo.add_argument("--n", type=_int_from(1), default=200, help="answers per run (200)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (0)")
     demo.add_argument("--pattern", default=DEFAULT_PATTERN,
                       help="regex the answers must fully match (checked with Python's re)")
     demo.add_argument("--schema-n", type=_int_from(0), default=SCHEMA_N,
                       help=f"answers per JSON Schema run ({SCHEMA_N}; 0 skips that part)")
+    demo.add_argument("--tools-n", type=_int_from(0), default=TOOLS_N,
+                      help=f"answers per tool-calling run ({TOOLS_N}; 0 skips that part)")
     demo.add_argument("--json", action="store_true", help="print the result as JSON")
     demo.set_defaults(func=_cmd_demo)
 

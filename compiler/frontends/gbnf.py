@@ -29,6 +29,7 @@ from ..ir.nodes import (
     Rule,
     RuleRef,
     Seq,
+    TokenRef,
     complement_ranges,
 )
 from ..ir.normalize import alternation, concat, cover, simplify
@@ -39,6 +40,7 @@ from ..support.errors import GrammarError
 from ..support.limits import DEFAULT_LIMITS, Limits
 from .gbnf_printer import is_gbnf_name, to_gbnf
 from .gbnf_reader import Unread, read
+from .regex import parse_regex
 
 __all__ = ["BUILDER", "PARSE_CONTEXT", "Lines", "ParseContext", "is_gbnf_name", "parse_gbnf",
            "parse_gbnf_with", "simplify", "to_gbnf"]
@@ -52,10 +54,12 @@ _ESCAPE_LIST = r'\n \t \r \\ \" \[ \] \xNN \uNNNN \UNNNNNNNN'
 _CONTINUATION = ("a rule ends at the end of its line, unless the line ends with '::=' or '|' "
                  "or is inside parentheses")
 _TOKEN_REF = re.compile(r"!?<(?:\[[0-9]*\]>?|[^>\r\n]{0,40}>?)")
+_ID_RANGE = re.compile(r"\s*([0-9]{1,9})\s*(?:-\s*([0-9]{1,9})\s*)?")
 _DEFINITION = re.compile(r"^[ \t]*[A-Za-z0-9_-]+[ \t]*::=", re.MULTILINE)
 _DISPLAY = {"NAME": "a rule name", "DEFINE": "'::='", "BAR": "'|'", "LPAR": "'('", "RPAR": "')'",
             "DOT": "'.'", "OP": "'*', '+', '?'", "LBRACE": "'{'", "RBRACE": "'}'", "COMMA": "','",
             "INT": "a number", "STRING": 'a string "..."', "CLASS": "a class [...]",
+            "REGEX": 'a Regex("...")', "TOKEN_REF": "a token reference <...>",
             "_NL": "a line break", "$END": "the end of the grammar"}
 _RULE_START = ("; expected a rule name", "; expected one of: a rule name, the end of the grammar")
 
@@ -200,11 +204,47 @@ class _Builder:
                 i = j
         return CharClass.of(ranges, negated, _tok_span(tok))
 
+    def REGEX(self, tok: Token) -> Node:
+        text = str(tok)
+        body, pattern, i = text[6:-1], [], 1
+        while i < len(body) - 1:
+            if body[i] == "\\" and body[i + 1] not in _SIMPLE_ESCAPES and \
+                    body[i + 1] not in _HEX_ESCAPES:
+                pattern.append(body[i:i + 2])  # a regex escape (\d, \.): kept for the regex
+                i += 2
+                continue
+            cp, i = _char(tok, body, i)
+            pattern.append(chr(cp))
+        try:
+            return parse_regex("".join(pattern), limits=PARSE_CONTEXT.get().limits)
+        except GrammarError as exc:
+            line, column = _first(tok)
+            raise exc.located(message=f"in {_show(text)}: {exc.message}", line=line,
+                              column=column, source=PARSE_CONTEXT.get().source) from None
+
     def DOT(self, tok: Token) -> CharClass:
         return CharClass(_ANY, _tok_span(tok))
 
-    def TOKEN_REF(self, tok: Token) -> Node:
-        raise _token_ref_error(tok)
+    def TOKEN_REF(self, tok: Token) -> TokenRef:
+        text = str(tok)
+        negated = text.startswith("!")
+        body = text[negated:]
+        if not body.startswith("<["):
+            return TokenRef(texts=(body,), negated=negated, span=_tok_span(tok))
+        ranges: list[tuple[int, int]] = []
+        for part in body[2:-2].split(","):
+            m = _ID_RANGE.fullmatch(part)
+            if m is None:
+                raise _err(f"malformed token id list {_show(body)}: expected ids and ranges "
+                           f"such as <[151657]> or <[100-200,300]>", *_first(tok),
+                           "gbnf-syntax")
+            lo = int(m.group(1))
+            hi = int(m.group(2)) if m.group(2) is not None else lo
+            if hi < lo:
+                raise _err(f"reversed token id range {part.strip()!r} in {_show(body)}",
+                           *_first(tok), "gbnf-syntax")
+            ranges.append((lo, hi))
+        return TokenRef(ids=tuple(ranges), negated=negated, span=_tok_span(tok))
 
     def ref(self, children: list[Token]) -> RuleRef:
         return RuleRef(str(children[0]), _tok_span(children[0]))
@@ -284,9 +324,9 @@ def _token_ref_error(tok: Token) -> GrammarError:
     ctx = PARSE_CONTEXT.get()
     m = _TOKEN_REF.match(ctx.text, tok.start_pos or 0)
     shown = m.group() if m else str(tok)
-    return _err(f"token reference {_show(shown)} is not supported: grammask does not support "
-                "token-level constraints yet; spell the token's text as a string literal",
-                *_first(tok), "gbnf-unsupported")
+    return _err(f"malformed or misplaced token reference {_show(shown)}: write <[id]>, "
+                "<[lo-hi,id]>, <text> (the token whose text is exactly that) or !<...>, where "
+                "a string could stand", *_first(tok), "gbnf-syntax")
 
 
 def _read(text: str, source: str | None, limits: Limits, direct: bool) -> Grammar:
@@ -344,6 +384,8 @@ def _syntax_error(e: UnexpectedInput, text: str) -> GrammarError:
             return _err("unterminated string: '\"' is never closed", line, column)
         if char == "[":
             return _err("unterminated character class: '[' is never closed by ']'", line, column)
+        if char in ("<", "!"):
+            return _token_ref_error(Token("TOKEN_REF", char, pos, line, column))
         return _err(f"unexpected character {_show(char)}{_expected(e)}", line, column)
     kind, (line, column), shown = token.type, _first(token), _show(str(token))
     stack = getattr(getattr(e, "state", None), "value_stack", None) or []

@@ -155,7 +155,27 @@ class Automaton:
             raise TypeError(f"Automaton.dfa must be a DFATable, got {type(self.dfa).__name__}")
 
 
-Node = Union[Literal, CharClass, Seq, Choice, Repeat, RuleRef, Automaton]
+@dataclass(frozen=True)
+class TokenRef:
+    """One token as one step, never text: a token whose id lies in `ids` (inclusive ranges) or
+    whose text is one of `texts` (a control token's surface text, or the text of exactly one
+    token); with `negated`, any token but those (naming none: any token). A leaf that names tokens of a vocabulary not
+    yet known: the pipeline resolves it against the vocabulary (`lowering/tokens.py`) into the
+    spellings of `runtime.vocab.spelling` before any automaton is built."""
+
+    ids: Ranges = ()
+    texts: tuple[str, ...] = ()
+    negated: bool = False
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.ids and not self.texts and not self.negated:
+            raise ValueError("TokenRef names no token")
+        if any(lo < 0 or hi < lo for lo, hi in self.ids):
+            raise ValueError(f"TokenRef.ids must be non-negative ranges, got {self.ids!r}")
+
+
+Node = Union[Literal, CharClass, Seq, Choice, Repeat, RuleRef, Automaton, TokenRef]
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,5 @@
-"""Rewriting rule references: one walk that rebuilds an expression with some references
-replaced, and what is built on it (a grammar's rules under new names, to embed one grammar in
-another).
+"""Rewriting expressions: one walk that rebuilds an expression with some sub-expressions
+replaced, and what is built on it (rule references replaced by expressions or renamed).
 
 Shared sub-expressions stay shared: each node object is rebuilt once (memoized by identity),
 and a node none of whose children changed is kept as is, so a rewrite that touches nothing
@@ -8,24 +7,28 @@ returns the very same object.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from ..support import deadline
-from .nodes import Choice, Grammar, Node, Repeat, Rule, RuleRef, Seq, children
+from .nodes import Choice, Node, Repeat, RuleRef, Seq, children
 
-__all__ = ["renamed_rules", "substitute"]
+__all__ = ["rewrite", "substitute"]
 
 
-def substitute(node: Node, resolved: dict[str, Node]) -> Node:
-    """`node` with each reference to a name in `resolved` replaced by `resolved[name]` (other
-    references kept), rebuilt without recursion."""
+def rewrite(node: Node, replace: Callable[[Node], Node | None]) -> Node:
+    """`node` rebuilt bottom-up without recursion, each sub-expression `n` for which
+    `replace(n)` gives a node replaced by it (its own sub-expressions not visited)."""
     memo: dict[int, Node] = {}
     stack: list[tuple[Node, bool]] = [(node, False)]
     while stack:
         n, ready = stack.pop()
         if id(n) in memo:
             continue
-        if isinstance(n, RuleRef):
-            memo[id(n)] = resolved.get(n.name, n)
-            continue
+        if not ready:
+            new_node = replace(n)
+            if new_node is not None:
+                memo[id(n)] = new_node
+                continue
         kids = children(n)
         if not kids:
             memo[id(n)] = n
@@ -49,9 +52,7 @@ def substitute(node: Node, resolved: dict[str, Node]) -> Node:
     return memo[id(node)]
 
 
-def renamed_rules(grammar: Grammar, rename: dict[str, str]) -> tuple[Rule, ...]:
-    """`grammar`'s rules with each name in `rename` (rule names and the references to them)
-    replaced by its new name; other names kept."""
-    refs: dict[str, Node] = {old: RuleRef(new) for old, new in rename.items()}
-    return tuple(Rule(rename.get(r.name, r.name), substitute(r.body, refs), r.span, r.kept)
-                 for r in grammar.rules)
+def substitute(node: Node, resolved: dict[str, Node]) -> Node:
+    """`node` with each reference to a name in `resolved` replaced by `resolved[name]` (other
+    references kept)."""
+    return rewrite(node, lambda n: resolved.get(n.name) if isinstance(n, RuleRef) else None)

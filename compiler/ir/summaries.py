@@ -34,6 +34,7 @@ from .nodes import (
     Repeat,
     RuleRef,
     Seq,
+    TokenRef,
     children,
 )
 from .utf8 import utf8_sequences
@@ -200,6 +201,8 @@ def _leaf_summary(n: Node) -> Summary:
         return True, False, 1 << n.data[0], 1 << n.data[-1]
     if isinstance(n, CharClass):
         return (True, False, *_class_ends(n.ranges)) if n.ranges else _UNPRODUCTIVE
+    if isinstance(n, TokenRef):  # its spellings start with the marker byte, end anywhere
+        return True, False, 1 << 0xFF, (1 << 256) - 1
     assert isinstance(n, Automaton)
     return _automaton_summary(n.dfa)
 

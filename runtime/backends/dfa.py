@@ -31,7 +31,7 @@ class DFABackend:
         assert dfa is not None
         self._dfa = dfa
         self._sets = cast(DFATokenSets, compiled.token_sets)
-        self._tokens = compiled.vocab.grammar_token_list
+        self._tokens = compiled.spelling.list
         self._tl, self._bc, self._accepting = compiled.transition_lists
         self._state = dfa.start
 

@@ -8,7 +8,7 @@ the closure of the start rule; a history entry is the number of sets before a st
 rolling back truncates to it.
 
 The hot loop relies on it: a token's bytes are pushed straight from the vocabulary's flat
-`token_data` in one `push_bytes` call, and a fill is one `fill_mask` call over the last set,
+spelling (`vocab.spelling`) in one `push_bytes` call, and a fill is one `fill_mask` call over the last set,
 with the scratch rows and candidate buffers kept here between calls. Every kernel call goes
 through `EarleyArrays.run`, which grows the arrays within the `RuntimeLimits` and calls again,
 so an OVERFLOW is paid for once per doubling, never per step.
@@ -35,8 +35,9 @@ class PushdownBackend:
         assert table is not None
         self._sets = cast(PushdownTokenSets, compiled.token_sets)
         self._g = self._sets.g
-        self._token_data = compiled.vocab.token_data
-        self._token_offsets = compiled.vocab.token_offsets
+        spelling = compiled.spelling
+        self._token_data = spelling.data
+        self._token_offsets = spelling.offsets
         self._scratch = np.zeros(self._sets.n_words, dtype=np.uint32)
         self._cand = np.zeros(64, dtype=np.int32)
         self._merged = np.zeros(64, dtype=np.int32)

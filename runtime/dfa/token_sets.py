@@ -57,10 +57,11 @@ class StateTokens:
 class DFATokenSets:
     """Lazily computed, memoized token sets of every state of one DFA over one vocabulary."""
 
-    def __init__(self, dfa: DFATable, vocab: Vocabulary) -> None:
+    def __init__(self, dfa: DFATable, vocab: Vocabulary,
+                 named: tuple[int, ...] = ()) -> None:
         self.dfa = dfa
         self.vocab = vocab
-        self.trie: TokenTrie = token_trie(vocab)
+        self.trie: TokenTrie = token_trie(vocab, named)
         self.trie.check_ids(vocab.size)
         self.n_words = bitmask_words(vocab.size)
         self.zero_row = immutable(np.zeros(self.n_words, dtype=np.int32))

@@ -108,10 +108,11 @@ class PushdownStateTokens:
 class PushdownTokenSets:
     """Lazily computed, memoized token sets of every state of one `PushdownTable`."""
 
-    def __init__(self, table: PushdownTable, vocab: Vocabulary) -> None:
+    def __init__(self, table: PushdownTable, vocab: Vocabulary,
+                 named: tuple[int, ...] = ()) -> None:
         self.table = table
         self.vocab = vocab
-        self.trie: TokenTrie = token_trie(vocab)
+        self.trie: TokenTrie = token_trie(vocab, named)
         self.trie.check_ids(vocab.size)
         self.n_words = bitmask_words(vocab.size)
         self.base_row, self.skip, self._identity = _trie_arrays(self.trie, self.n_words)

@@ -1,4 +1,4 @@
-"""The vocabulary as a flat trie: grammar-producible tokens sorted by their bytes.
+"""The vocabulary as a flat trie: every token with a spelling (`spelling`), sorted by it.
 
 Invariants (checked once in `__post_init__`, trusted by the Numba kernels afterwards):
 - `ids` is int32[m], distinct ids >= 0; `ids[i]` is the token id of the i-th token in
@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from ..arrays import checked_array
+from .spelling import TokenSpelling, token_spelling
 from .vocabulary import Vocabulary
 
 
@@ -76,10 +77,10 @@ class TokenTrie:
         return len(self.ids)
 
     @classmethod
-    def build(cls, vocab: Vocabulary) -> "TokenTrie":
-        """The trie of every token of `vocab` with non-empty grammar bytes."""
-        offs = vocab.token_offsets
-        raw = vocab.token_data.tobytes()
+    def build(cls, spelling: TokenSpelling) -> "TokenTrie":
+        """The trie of every token with a non-empty spelling (`vocab.spelling`)."""
+        offs = spelling.offsets
+        raw = spelling.data.tobytes()
         lengths = np.diff(offs)
         present = np.flatnonzero(lengths > 0)
         tokens = [raw[offs[i]:offs[i + 1]] for i in present.tolist()]
@@ -147,13 +148,15 @@ def next_shorter_prefix(lcp, out):  # type: ignore[no-untyped-def]
         out[i] = j
 
 
-_TRIES: "weakref.WeakKeyDictionary[Vocabulary, TokenTrie]" = weakref.WeakKeyDictionary()
+_TRIES: "weakref.WeakKeyDictionary[TokenSpelling, TokenTrie]" = weakref.WeakKeyDictionary()
 
 
-def token_trie(vocab: Vocabulary) -> TokenTrie:
-    """The (cached) trie of `vocab`."""
-    trie = _TRIES.get(vocab)
+def token_trie(vocab: Vocabulary, named: tuple[int, ...] = ()) -> TokenTrie:
+    """The (cached) trie of `vocab`'s spellings with the text tokens `named` read as
+    references (`spelling.token_spelling`)."""
+    spelling = token_spelling(vocab, named)
+    trie = _TRIES.get(spelling)
     if trie is None:
-        trie = TokenTrie.build(vocab)
-        _TRIES[vocab] = trie
+        trie = TokenTrie.build(spelling)
+        _TRIES[spelling] = trie
     return trie

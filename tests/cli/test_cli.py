@@ -416,8 +416,13 @@ def test_demo_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert result["n"] == 8 and result["constrained_rate"] == 1.0
     schema = result["schema"]
     assert schema["n"] == 3 and schema["strict"]["valid"] == schema["strict"]["finished"]
-    code, out, _ = run(capsys, "demo", "--n", "2", "--schema-n", "0", "--json")
-    assert code == 0 and json.loads(out)["schema"] is None
+    tools = result["tools"]
+    constrained = tools["constrained"]
+    assert tools["n"] == 60 and constrained["valid"] == constrained["finished"] > 0
+    assert constrained["calls"] > 0 and constrained["texts"] > 0
+    code, out, _ = run(capsys, "demo", "--n", "2", "--schema-n", "0", "--tools-n", "0",
+                       "--json")
+    assert code == 0 and json.loads(out)["schema"] is None and json.loads(out)["tools"] is None
 
 
 def test_demo_bad_patterns(capsys: pytest.CaptureFixture[str]) -> None:

@@ -82,7 +82,7 @@ def test_reader_reads_line_breaks_and_quantifiers(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", [
-    'root ::= "a" {,3}', 'root ::= "\\q"', "root ::= [z-a]", "root ::= <[12]>",
+    'root ::= "a" {,3}', 'root ::= "\\q"', "root ::= [z-a]", "root ::= <[12",
     "root ::= a\nroot ::= b", 'root ::= "a" ::= "b"', "root ::= (", "root ::= )",
     'root ::= "a"{9999999999}', "root ::= x{a}", "::= a", "root ::= @",
 ])

@@ -229,7 +229,9 @@ ERRORS = [
     (_spec({"type": "nope"}), "/format/type", "unknown format type 'nope'"),
     (_spec({"type": "const_string", "value": "a", "valeu": 1}), "/format/valeu",
      "unknown field 'valeu'"),
-    (_spec({"type": "token", "token": 5}), "/format/type", "token-level format 'token'"),
+    (_spec({"type": "exclude_token", "exclude_tokens": [5]}), "/format/type",
+     "'exclude_token' (exactly one token"),
+    (_spec({"type": "token", "token": -1}), "/format/token", "must be a token id"),
     (_spec({"type": "sequence", "elements": [{"type": "regex", "pattern": "("}]}),
      "/format/elements/0/pattern", ""),
     (_spec({"type": "json_schema", "json_schema": {"type": "object", "minProperties": "x"}}),
@@ -243,8 +245,13 @@ ERRORS = [
     (_spec({"type": "any_text", "max_tokens": 3}), "/format/max_tokens", "not supported yet"),
     (_spec({"type": "repeat", "min": 3, "max": 2, "content": {"type": "any_text"}}),
      "/format/max", "below 'min'"),
-    (_spec({"type": "tag", "begin": {"type": "token", "token": 1},
-            "content": {"type": "any_text"}, "end": "x"}), "/format/begin", "token 'begin'"),
+    (_spec({"type": "tag", "begin": {"type": "const_string", "value": "a"},
+            "content": {"type": "any_text"}, "end": "x"}), "/format/begin/type",
+     "expected a 'token' format"),
+    (_spec({"type": "triggered_tags", "triggers": ["<a"],
+            "tags": [{"begin": {"type": "token", "token": 1}, "content": {"type": "any_text"},
+                      "end": "x"}]}), "/format/tags/0/begin", "begin with a string"),
+    (_spec({"type": "any_tokens", "max_tokens": 3}), "/format/max_tokens", "not supported"),
     (_spec({"type": "json_schema", "json_schema": {}, "style": "qwen_xml"}), "/format/style",
      "not supported yet"),
     ("[1, 2]", "", "must be a JSON object"),
@@ -258,3 +265,32 @@ def test_errors_name_the_pointer(spec: object, pointer: str | None, message: str
         compile_structural_tag(spec, VOCAB)
     assert info.value.pointer == pointer, str(info.value)
     assert message in str(info.value)
+
+
+TOKEN_SPEC = _spec({"type": "sequence", "elements": [
+    {"type": "tag", "begin": {"type": "token", "token": "<think>"},
+     "content": {"type": "any_tokens"}, "end": {"type": "token", "token": 151668}},
+    {"type": "token_triggered_tags", "trigger_tokens": ["<|box_start|>"],
+     "exclude_tokens": ["<|im_start|>"],
+     "tags": [{"begin": {"type": "token", "token": "<|box_start|>"},
+               "content": {"type": "json_schema", "json_schema": {"type": "integer"}},
+               "end": {"type": "token", "token": "<|box_end|>"}}]}]})
+
+
+def test_token_level_formats() -> None:
+    vocab = Vocabulary.default(eos_token_ids=[151643, 151645])
+    compiled = compile_structural_tag(TOKEN_SPEC, vocab)
+    assert compiled.named_tokens == (151667, 151668)
+    think, end_think, im_start, box, box_end = 151667, 151668, 151644, 151648, 151649
+    good = [think, *vocab.encode("a </think> in text"), end_think, *vocab.encode("x "), box,
+            *vocab.encode("42"), box_end, box, *vocab.encode("7"), box_end]
+    assert _accepts(vocab, compiled, good)
+    m = Matcher(compiled)
+    assert mask_of(m) == {think}
+    assert m.accept_token(think)
+    inside = mask_of(m)
+    assert {end_think, im_start, box} <= inside and think in inside
+    assert 151643 not in inside  # the tag must end first
+    for bad in ([think, end_think, im_start], [think, end_think, box, box_end],
+                [think, end_think, box, *vocab.encode("x"), box_end]):
+        assert not _accepts(vocab, compiled, bad)

@@ -20,6 +20,7 @@ from grammask.runtime import (
     apply_token_bitmask_inplace,
     unpack_bitmask,
 )
+from grammask.runtime.vocab.spelling import token_spelling
 from grammask.runtime.vocab.trie import TokenTrie, token_trie
 
 from ..support.grammars import JSON_GBNF, RECORD_REGEX
@@ -265,7 +266,8 @@ def test_pushdown_tables_are_validated(changes: dict[str, object], err: type) ->
 
 
 def trie_parts(tokens: list[bytes]) -> dict[str, Any]:
-    trie = TokenTrie.build(Vocabulary.from_token_bytes([*tokens, b"</s>"], len(tokens)))
+    trie = TokenTrie.build(token_spelling(
+        Vocabulary.from_token_bytes([*tokens, b"</s>"], len(tokens))))
     return dict(ids=trie.ids, data=trie.data, offsets=trie.offsets, lcp=trie.lcp,
                 max_len=trie.max_len)
 

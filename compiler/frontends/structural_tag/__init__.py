@@ -10,7 +10,7 @@ from typing import Any
 
 from ...support.deadline import compile_deadline
 from ...support.limits import DEFAULT_LIMITS, Limits
-from ..json_schema.loading import parse_schema_text
+from ..json_schema.loading import check_scalar_values, parse_schema_text
 from ..parsed import Parsed
 from .spec import Obj, invalid
 from .translate import Translator
@@ -19,11 +19,13 @@ __all__ = ["load_structural_tag", "structural_tag_to_grammar"]
 
 
 def load_structural_tag(spec: Any, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
-    """The spec as JSON data: a dict as is, a JSON string (or bytes) parsed within `limits`."""
+    """The spec as JSON data: a dict as is, a JSON string (or bytes) parsed within `limits`;
+    `GrammarError` for a string that is not Unicode scalar values (a lone surrogate)."""
     if isinstance(spec, (str, bytes)):
         spec = parse_schema_text(spec, limits)
     if not isinstance(spec, dict):
         raise invalid("", f"a structural tag must be a JSON object, got {type(spec).__name__}")
+    check_scalar_values(spec, limits)
     return spec
 
 

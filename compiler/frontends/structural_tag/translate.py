@@ -2,20 +2,35 @@
 
 Invariant: the language of the result is exactly the set of texts the spec describes, as
 `specs/structural_tags.md` states per format; nothing is approximated. Embedded languages
-(`json_schema`, `grammar`, `regex`) are read by their own frontends and their rules renamed
-with a prefix unique to the embedding (`j3_root`), so that no two embedded grammars, nor the
-`root` rule, share a name. Free text is a regular language (`free_text`), an `Automaton` leaf.
+(`json_schema`, `grammar`, `regex`) are read by their own frontends; their rules are shared
+where equal and otherwise renamed with a prefix unique to the embedding (`j3_root`), so that
+no two different rules, nor the `root` rule, share a name. Free text is a regular language (`free_text`), an `Automaton` leaf.
 
-The one piece of context passed down is `ends`: the end strings of the nearest enclosing `tag`,
-which `any_text` and `triggered_tags` treat as stops (XGrammar's "automatic end detection"),
-so that the content of `<think>…</think>` cannot itself contain `</think>`.
+The one piece of context passed down is `Ends`: the end of the nearest enclosing `tag`, its
+strings (stops of `any_text` and `triggered_tags`) or its token (excluded by `any_tokens`,
+`exclude_token` and `token_triggered_tags`), XGrammar's "automatic end detection": the content
+of `<think>…</think>` cannot itself contain `</think>`. Token-level formats become `TokenRef`
+leaves, resolved against the vocabulary by the pipeline (`lowering/tokens.py`).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import dataclasses
+from typing import Any, Callable, NamedTuple
 
-from ...ir.nodes import EMPTY, Choice, Grammar, Literal, Node, Repeat, Rule, RuleRef, Seq
-from ...ir.rewrite import renamed_rules
+from ...ir.nodes import (
+    EMPTY,
+    Choice,
+    Grammar,
+    Literal,
+    Node,
+    Repeat,
+    Rule,
+    RuleRef,
+    Seq,
+    TokenRef,
+    references,
+)
+from ...ir.rewrite import substitute
 from ...support import deadline
 from ...support.diagnostics import Diagnostic
 from ...support.errors import GrammarError
@@ -27,11 +42,14 @@ from ..regex import parse_regex
 from .free_text import free_text
 from .spec import Obj, invalid
 
-__all__ = ["Translator", "TOKEN_FORMATS"]
+__all__ = ["Ends", "Translator"]
 
-TOKEN_FORMATS = ("token", "exclude_token", "any_tokens", "token_triggered_tags",
-                 "token_dispatch")
-"""The token-level formats: they name token ids, which a text-level grammar cannot state."""
+
+class Ends(NamedTuple):
+    """The end of the nearest enclosing tag: its non-empty strings, or its token."""
+
+    strings: tuple[str, ...] = ()
+    tokens: tuple[int | str, ...] = ()
 
 JSON_STYLES = ("json", "qwen_xml", "minimax_xml", "deepseek_xml", "glm_xml", "cohere_xml",
                "kimi_k3_xml")
@@ -47,8 +65,11 @@ class Translator:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self.rules: list[Rule] = []
+        # Rules added so far by name; the top rule's name is taken.
+        self.known: dict[str, Rule] = {"root": Rule("root", Literal(b"\x00"))}
         self.diagnostics: list[Diagnostic] = []
         self.embedded = 0
+        self.schema_roots: set[str] = set()
         self.formats: dict[str, Callable[[Obj, tuple[str, ...]], Node]] = {
             "const_string": self.const_string, "json_schema": self.json_schema,
             "grammar": self.grammar_format, "regex": self.regex, "any_text": self.any_text,
@@ -56,48 +77,75 @@ class Translator:
             "plus": self.plus, "star": self.star, "repeat": self.repeat, "tag": self.tag,
             "triggered_tags": self.triggered_tags,
             "tags_with_separator": self.tags_with_separator, "dispatch": self.dispatch,
+            "token": self.token, "exclude_token": self.exclude_token,
+            "any_tokens": self.any_tokens, "token_triggered_tags": self.token_triggered_tags,
+            "token_dispatch": self.token_dispatch,
         }
 
     def grammar(self, root: Node, source: str | None = None) -> Parsed:
-        """The grammar whose start rule `root` matches `root`, with every embedded rule."""
-        return Parsed(Grammar((*self.rules, Rule("root", root)), "root", source),
+        """The grammar whose start rule `root` matches `root`, with every embedded rule. With
+        several JSON schemas (tools), each schema's start stays a rule of its own (`kept`):
+        their union is a pushdown grammar of small automata, not one DFA of their product
+        with the text around them, which goes over budget from a few tools on."""
+        rules = self.rules
+        if len(self.schema_roots) > 1:
+            rules = [dataclasses.replace(r, kept=True) if r.name in self.schema_roots else r
+                     for r in rules]
+        return Parsed(Grammar((*rules, Rule("root", root)), "root", source),
                       tuple(self.diagnostics))
 
     # ------------------------------------------------------------------ dispatch
 
-    def format(self, obj: Obj, ends: tuple[str, ...] = ()) -> Node:
+    def format(self, obj: Obj, ends: Ends = Ends()) -> Node:
         """The expression of one format object."""
         deadline.check()
         kind = obj.raw("type")
-        if kind in TOKEN_FORMATS:
-            raise GrammarError(
-                f"the token-level format {kind!r} is not supported yet: it names token ids, "
-                f"and grammask's structural tags are text-level for now (use the token's text "
-                f"where the tokenizer marks it non-special)", pointer=obj.at("type"),
-                code="unsupported-structural-tag")
         build = self.formats.get(kind) if isinstance(kind, str) else None
         if build is None:
             raise invalid(obj.at("type"), f"unknown format type {kind!r}; expected one of "
-                                          f"{', '.join(sorted([*self.formats, *TOKEN_FORMATS]))}")
+                                          f"{', '.join(sorted(self.formats))}")
         node = build(obj, ends)
         obj.done()
         return node
 
     def embed(self, grammar: Grammar, kind: str) -> Node:
-        """A reference to `grammar`'s start, its rules added under a fresh prefix."""
+        """A reference to `grammar`'s start, its rules added. A rule equal to one already
+        added (same name, same body, and every rule it uses shared as well: JSON's string and
+        number rules, a schema repeated across tools) is shared; the others get a fresh prefix
+        (`j3_root`), so that no two different rules, nor the top `root`, share a name."""
         self.embedded += 1
         prefix = f"{kind}{self.embedded}_"
-        rename = {r.name: prefix + r.name for r in grammar.rules}
-        rename.setdefault(grammar.start, prefix + grammar.start)
-        self.rules.extend(renamed_rules(grammar, rename))
-        return RuleRef(rename[grammar.start])
+        known, rules = self.known, grammar.by_name
+        own = {n for n, r in rules.items() if n in known and known[n].body != r.body}
+        users: dict[str, list[str]] = {}
+        for r in grammar.rules:
+            for ref in references(r.body):
+                users.setdefault(ref.name, []).append(r.name)
+        stack = list(own)
+        while stack:
+            for user in users.get(stack.pop(), ()):
+                if user not in own:
+                    own.add(user)
+                    stack.append(user)
+        rename = {n: prefix + n for n in own}
+        if grammar.start not in rules:
+            rename[grammar.start] = prefix + grammar.start
+        refs: dict[str, Node] = {old: RuleRef(new) for old, new in rename.items()}
+        rewritten = {user for name in rename for user in users.get(name, ())}
+        for r in grammar.rules:
+            if r.name in own or r.name not in known:
+                body = substitute(r.body, refs) if r.name in rewritten else r.body
+                rule = Rule(rename.get(r.name, r.name), body, r.span, r.kept)
+                known[rule.name] = rule
+                self.rules.append(rule)
+        return RuleRef(rename.get(grammar.start, grammar.start))
 
     # ------------------------------------------------------------------ primitives
 
-    def const_string(self, obj: Obj, ends: tuple[str, ...]) -> Node:
+    def const_string(self, obj: Obj, ends: Ends) -> Node:
         return _text(obj.string("value"))
 
-    def json_schema(self, obj: Obj, ends: tuple[str, ...]) -> Node:
+    def json_schema(self, obj: Obj, ends: Ends) -> Node:
         schema: Any = obj.raw("json_schema")
         if not isinstance(schema, (dict, bool)):
             raise invalid(obj.at("json_schema"), "'json_schema' must be an object or a boolean")
@@ -126,9 +174,11 @@ class Translator:
         self.diagnostics.extend(
             Diagnostic(d.severity, d.code, d.message, d.span, where + (d.pointer or ""))
             for d in parsed.diagnostics)
-        return self.embed(parsed.grammar, "j")
+        ref = self.embed(parsed.grammar, "j")
+        self.schema_roots.add(ref.name)  # type: ignore[union-attr]
+        return ref
 
-    def grammar_format(self, obj: Obj, ends: tuple[str, ...]) -> Node:
+    def grammar_format(self, obj: Obj, ends: Ends) -> Node:
         text = obj.string("grammar")
         try:
             grammar = parse_gbnf(text, limits=self.limits)
@@ -138,13 +188,13 @@ class Translator:
             raise invalid(obj.at("grammar"), "the grammar has no 'root' rule")
         return self.embed(grammar, "g")
 
-    def regex(self, obj: Obj, ends: tuple[str, ...]) -> Node:
+    def regex(self, obj: Obj, ends: Ends) -> Node:
         try:
             return parse_regex(obj.string("pattern"), limits=self.limits)
         except GrammarError as exc:
             raise exc.located(pointer=obj.at("pattern")) from None
 
-    def any_text(self, obj: Obj, ends: tuple[str, ...]) -> Node:
+    def any_text(self, obj: Obj, ends: Ends) -> Node:
         excludes = obj.strings("excludes", [])
         if obj.count("max_tokens", None) is not None:
             raise GrammarError("'max_tokens' is not supported yet: it bounds tokens, which a "
@@ -154,26 +204,26 @@ class Translator:
         if most is not None and most > self.limits.max_repeat:
             raise self.limits.exceeded("max_repeat", most, "'max_chars'").located(
                 pointer=obj.at("max_chars"))
-        return free_text(frozenset((*excludes, *ends)), "", most, self.limits)
+        return free_text(frozenset((*excludes, *ends.strings)), "", most, self.limits)
 
     # ------------------------------------------------------------------ composition
 
-    def sequence(self, obj: Obj, ends: tuple[str, ...]) -> Node:
+    def sequence(self, obj: Obj, ends: Ends) -> Node:
         return Seq(tuple(self.format(e, ends) for e in obj.objects("elements", at_least=1)))
 
-    def alternatives(self, obj: Obj, ends: tuple[str, ...]) -> Node:
+    def alternatives(self, obj: Obj, ends: Ends) -> Node:
         return Choice(tuple(self.format(e, ends) for e in obj.objects("elements", at_least=1)))
 
-    def optional(self, obj: Obj, ends: tuple[str, ...]) -> Node:
+    def optional(self, obj: Obj, ends: Ends) -> Node:
         return Repeat(self.format(obj.object("content"), ends), 0, 1)
 
-    def plus(self, obj: Obj, ends: tuple[str, ...]) -> Node:
+    def plus(self, obj: Obj, ends: Ends) -> Node:
         return Repeat(self.format(obj.object("content"), ends), 1, None)
 
-    def star(self, obj: Obj, ends: tuple[str, ...]) -> Node:
+    def star(self, obj: Obj, ends: Ends) -> Node:
         return Repeat(self.format(obj.object("content"), ends), 0, None)
 
-    def repeat(self, obj: Obj, ends: tuple[str, ...]) -> Node:
+    def repeat(self, obj: Obj, ends: Ends) -> Node:
         least = obj.count("min")
         value = obj.raw("max")
         most = None if value == -1 and not isinstance(value, bool) else obj.count("max")
@@ -188,96 +238,197 @@ class Translator:
 
     # ------------------------------------------------------------------ tags
 
-    def tag_parts(self, obj: Obj) -> tuple[str, Node, Node]:
-        """A tag's begin string, its content and its end, the content read with the tag's
-        end strings as stops."""
-        if isinstance(obj.raw("begin"), dict) or isinstance(obj.raw("end"), dict):
-            which = "begin" if isinstance(obj.raw("begin"), dict) else "end"
-            raise GrammarError(f"a token {which!r} is not supported yet: it names a token id, "
-                               f"and grammask's structural tags are text-level for now",
-                               pointer=obj.at(which), code="unsupported-structural-tag")
-        begin = obj.string("begin")
+    def tag_parts(self, obj: Obj) -> tuple[str | None, Node, Node, Node]:
+        """A tag's begin string (None for a token), its begin, content and end; the content is
+        read with the tag's end (strings or token) as its `Ends`."""
+        begin_value = obj.raw("begin")
+        if isinstance(begin_value, dict):
+            begin_text, begin = None, self.token_object(obj, "begin")
+        else:
+            begin_text = obj.string("begin")
+            begin = _text(begin_text)
         end = obj.raw("end")
-        ends = (end,) if isinstance(end, str) else obj.strings("end", non_empty=False)
-        if not ends:
-            raise invalid(obj.at("end"), "'end' needs at least one string")
-        content = self.format(obj.object("content"), tuple(e for e in ends if e))
-        close = _text(ends[0]) if len(ends) == 1 else Choice(tuple(map(_text, ends)))
-        return begin, content, close
+        if isinstance(end, dict):
+            close = self.token_object(obj, "end")
+            inner = Ends(tokens=(end.get("token"),))
+        else:
+            ends = (end,) if isinstance(end, str) else obj.strings("end", non_empty=False)
+            if not ends:
+                raise invalid(obj.at("end"), "'end' needs at least one string")
+            close = _text(ends[0]) if len(ends) == 1 else Choice(tuple(map(_text, ends)))
+            inner = Ends(strings=tuple(e for e in ends if e))
+        content = self.format(obj.object("content"), inner)
+        return begin_text, begin, content, close
 
-    def tag(self, obj: Obj, ends: tuple[str, ...]) -> Node:
-        begin, content, close = self.tag_parts(obj)
-        return Seq((_text(begin), content, close))
+    def tag(self, obj: Obj, ends: Ends) -> Node:
+        _, begin, content, close = self.tag_parts(obj)
+        return Seq((begin, content, close))
 
-    def tags(self, obj: Obj) -> list[tuple[str, Node]]:
-        """The `tags` field: each tag's begin string and its whole expression."""
+    def tags(self, obj: Obj) -> list[tuple[str | None, Node, Node]]:
+        """The `tags` field: each tag's begin string (None for a token), begin and whole
+        expression."""
         out = []
         for tag in obj.objects("tags", "a tag", at_least=1):
             kind = tag.raw("type", "tag")
             if kind != "tag":
                 raise invalid(tag.at("type"), f"expected a 'tag' here, got {kind!r}")
-            begin, content, close = self.tag_parts(tag)
+            begin_text, begin, content, close = self.tag_parts(tag)
             tag.done()
-            out.append((begin, Seq((_text(begin), content, close))))
+            out.append((begin_text, begin, Seq((begin, content, close))))
         return out
 
-    def triggered_tags(self, obj: Obj, ends: tuple[str, ...]) -> Node:
+    def triggered_tags(self, obj: Obj, ends: Ends) -> Node:
         triggers = obj.strings("triggers", non_empty=True)
         if not triggers:
             raise invalid(obj.at("triggers"), "'triggers' needs at least one trigger")
-        tags = self.tags(obj)
         groups: dict[str, list[Node]] = {t: [] for t in triggers}
-        for i, (begin, whole) in enumerate(tags):
+        whole = []
+        for i, (begin, _, node) in enumerate(self.tags(obj)):
+            where = obj.at("tags") + f"/{i}/begin"
+            if begin is None:
+                raise invalid(where, "tags in 'triggered_tags' begin with a string (for a token, "
+                                     "use 'token_triggered_tags')")
             opening = [t for t in triggers if begin.startswith(t)]
             if len(opening) != 1:
-                raise invalid(obj.at("tags") + f"/{i}/begin", (
+                raise invalid(where, (
                     f"the begin {begin!r} starts with no trigger" if not opening else
                     f"the begin {begin!r} starts with {len(opening)} triggers "
                     f"({', '.join(map(repr, opening))}); each tag needs exactly one"))
-            groups[opening[0]].append(whole)
-        at_least_one = obj.boolean("at_least_one", False)
-        stop_after_first = obj.boolean("stop_after_first", False)
-        stops = frozenset((*triggers, *obj.strings("excludes", []), *ends))
-        return self.dispatched(groups, stops, [w for _, w in tags], at_least_one,
-                               stop_after_first)
+            groups[opening[0]].append(node)
+            whole.append(node)
+        stops = frozenset((*triggers, *obj.strings("excludes", []), *ends.strings))
+        return self.dispatched(groups, lambda t: free_text(stops, t, None, self.limits), whole,
+                               obj.boolean("at_least_one", False),
+                               obj.boolean("stop_after_first", False))
 
-    def dispatch(self, obj: Obj, ends: tuple[str, ...]) -> Node:
+    def dispatch(self, obj: Obj, ends: Ends) -> Node:
+        groups: dict[Any, list[Node]] = {}
+        for where, key, fmt in self.dispatch_rules(obj, str):
+            groups.setdefault(key, []).append(Seq((_text(key), self.format(fmt, ends))))
+        stops = frozenset((*groups, *obj.strings("excludes", [])))
+        return self.dispatched(groups, lambda t: free_text(stops, t, None, self.limits), [],
+                               False, not obj.boolean("loop", True))
+
+    def dispatch_rules(self, obj: Obj, kind: type) -> list[tuple[str, Any, Obj]]:
+        """The `rules` of a dispatch: (pointer, pattern, format) of each [pattern, format]."""
         rules = obj.raw("rules")
         if not isinstance(rules, list) or not rules:
             raise invalid(obj.at("rules"), "'rules' must be a non-empty array of "
                                            "[pattern, format] pairs")
-        groups: dict[str, list[Node]] = {}
+        out = []
         for i, pair in enumerate(rules):
             where = obj.at("rules") + f"/{i}"
-            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
-                    and pair[0]):
+            if not (isinstance(pair, list) and len(pair) == 2 and _is_key(pair[0], kind)):
                 raise invalid(where, "expected a [pattern, format] pair with a non-empty "
-                                     "pattern string")
-            groups.setdefault(pair[0], []).append(
-                Seq((_text(pair[0]), self.format(Obj(pair[1], where + "/1"), ends))))
-        loop = obj.boolean("loop", True)
-        stops = frozenset((*groups, *obj.strings("excludes", [])))
-        return self.dispatched(groups, stops, [], False, not loop)
+                                     "pattern" + (" string" if kind is str else
+                                                  " (a token id or a token's text)"))
+            out.append((where, pair[0], Obj(pair[1], where + "/1")))
+        return out
 
-    def dispatched(self, groups: dict[str, list[Node]], stops: frozenset[str],
+    def dispatched(self, groups: dict[Any, list[Node]], free: Callable[[Any], Node],
                    whole: list[Node], at_least_one: bool, stop_after_first: bool) -> Node:
-        """Free text and the tags its triggers open: `groups` maps each trigger to the
-        expressions (each starting with that trigger) it may open."""
+        """Free text (or tokens) and the tags its triggers open: `groups` maps each trigger to
+        the expressions (each starting with that trigger) it may open; `free(trigger)` is what
+        may stand before that trigger, `free("")` what may stand at the end."""
         if at_least_one and stop_after_first:
             return Choice(tuple(whole))
-        opened = Choice(tuple(
-            Seq((free_text(stops, trigger, None, self.limits), Choice(tuple(options))))
-            for trigger, options in groups.items() if options))
-        rest = free_text(stops, "", None, self.limits)
+        opened = Choice(tuple(Seq((free(trigger), Choice(tuple(options))))
+                              for trigger, options in groups.items() if options))
+        rest = free("")
         body: Node = Choice((opened, rest)) if stop_after_first else Seq(
             (Repeat(opened, 0, None), rest))
         return Seq((Choice(tuple(whole)), body)) if at_least_one else body
 
-    def tags_with_separator(self, obj: Obj, ends: tuple[str, ...]) -> Node:
-        any_tag = Choice(tuple(w for _, w in self.tags(obj)))
+    def tags_with_separator(self, obj: Obj, ends: Ends) -> Node:
+        any_tag = Choice(tuple(w for _, _, w in self.tags(obj)))
         separator = _text(obj.string("separator"))
         at_least_one = obj.boolean("at_least_one", False)
         if obj.boolean("stop_after_first", False):
             return any_tag if at_least_one else Repeat(any_tag, 0, 1)
         listed = Seq((any_tag, Repeat(Seq((separator, any_tag)), 0, None)))
         return listed if at_least_one else Repeat(listed, 0, 1)
+
+    # ------------------------------------------------------------------ tokens
+
+    def token_ref(self, obj: Obj, name: str, value: Any, negated: bool = False) -> TokenRef:
+        """A token given by id or text, at field `name`."""
+        if not _is_key(value, int) and not _is_key(value, str):
+            raise invalid(obj.at(name), f"{name!r} must be a token id (a non-negative integer) "
+                                        f"or a token's text, got {value!r}")
+        if isinstance(value, int):
+            return TokenRef(ids=((value, value),), negated=negated)
+        return TokenRef(texts=(value,), negated=negated)
+
+    def tokens_ref(self, obj: Obj, name: str, extra: tuple[int | str, ...]) -> TokenRef:
+        """Any token but those listed in field `name` and `extra`."""
+        listed = obj.raw(name, [])
+        if not isinstance(listed, list):
+            raise invalid(obj.at(name), f"{name!r} must be an array of token ids or texts")
+        ids: list[tuple[int, int]] = []
+        texts: list[str] = []
+        for i, value in enumerate([*listed, *extra]):
+            ref = self.token_ref(obj, name, value)
+            ids.extend(ref.ids)
+            texts.extend(ref.texts)
+        return TokenRef(ids=tuple(ids), texts=tuple(texts), negated=True)
+
+    def token_object(self, obj: Obj, name: str) -> Node:
+        """Field `name` of `obj`: a `token` format object."""
+        token = obj.object(name, "a token format")
+        if token.raw("type", "token") != "token":
+            raise invalid(token.at("type"), f"expected a 'token' format, got "
+                                            f"{token.data['type']!r}")
+        node = self.token(token, Ends())
+        token.done()
+        return node
+
+    def token(self, obj: Obj, ends: Ends) -> Node:
+        return self.token_ref(obj, "token", obj.raw("token"))
+
+    def exclude_token(self, obj: Obj, ends: Ends) -> Node:
+        obj.raw("exclude_tokens", [])
+        raise GrammarError("'exclude_token' (exactly one token of almost the whole vocabulary) "
+                           "is not supported; 'any_tokens' (any number of them) is",
+                           pointer=obj.at("type"), code="unsupported-structural-tag")
+
+    def any_tokens(self, obj: Obj, ends: Ends) -> Node:
+        if obj.count("max_tokens", None) is not None:
+            raise GrammarError("'max_tokens' is not supported yet", pointer=obj.at("max_tokens"),
+                               code="unsupported-structural-tag")
+        return Repeat(self.tokens_ref(obj, "exclude_tokens", ends.tokens), 0, None)
+
+    def token_triggered_tags(self, obj: Obj, ends: Ends) -> Node:
+        triggers = obj.raw("trigger_tokens")
+        if not isinstance(triggers, list) or not triggers:
+            raise invalid(obj.at("trigger_tokens"), "'trigger_tokens' needs at least one token")
+        groups: dict[Any, list[Node]] = {t: [] for t in triggers}
+        whole = []
+        for i, (begin, begin_node, node) in enumerate(self.tags(obj)):
+            where = obj.at("tags") + f"/{i}/begin"
+            key = obj.data["tags"][i]["begin"].get("token") if begin is None else None
+            if key not in groups:
+                raise invalid(where, "each tag of 'token_triggered_tags' begins with a token "
+                                     "of 'trigger_tokens'")
+            groups[key].append(node)
+            whole.append(node)
+        free = Repeat(self.tokens_ref(obj, "exclude_tokens", (*triggers, *ends.tokens)), 0,
+                      None)
+        return self.dispatched(groups, lambda _: free, whole,
+                               obj.boolean("at_least_one", False),
+                               obj.boolean("stop_after_first", False))
+
+    def token_dispatch(self, obj: Obj, ends: Ends) -> Node:
+        groups: dict[Any, list[Node]] = {}
+        for where, key, fmt in self.dispatch_rules(obj, int):
+            begin = self.token_ref(obj, "rules", key)
+            groups.setdefault(key, []).append(Seq((begin, self.format(fmt, ends))))
+        free = Repeat(self.tokens_ref(obj, "exclude_tokens", tuple(groups)), 0, None)
+        return self.dispatched(groups, lambda _: free, [], False, not obj.boolean("loop", True))
+
+
+def _is_key(value: Any, kind: type) -> bool:
+    """A dispatch pattern: a non-empty string, or (for tokens) an id or a token's text."""
+    if kind is str:
+        return isinstance(value, str) and bool(value)
+    return (isinstance(value, int) and not isinstance(value, bool) and value >= 0) or (
+        isinstance(value, str) and bool(value))

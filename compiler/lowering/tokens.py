@@ -1,0 +1,145 @@
+"""Token references → spellings: the one pass that needs the vocabulary before automata.
+
+A `TokenRef` names tokens by id ranges or by text. Against a vocabulary each named token is
+resolved to an id and the reference to the *spellings* of `runtime.vocab.spelling`: a control
+token is its marker, a text token named anywhere in the grammar is its marker followed by its
+text (such a token is read as a reference everywhere in this grammar), so
+
+- a reference `<[ids]>` is the choice of the named tokens' spellings: exactly one of them;
+- a negated reference repeated without an upper bound, `!<[S]>*` or `!<[S]>+`, is any sequence
+  of tokens not in S: the spelling of every control and named text token not in S, or any
+  character (every other text token spells text), repeated. This is exact: a token of S is
+  never allowed there (its spelling starts with a marker the repetition does not offer), any
+  other token is, and any text is a sequence of such tokens.
+
+A negated reference anywhere else (`!<x>` alone, `!<x>{2,5}`) would be "exactly one token" of
+almost the whole vocabulary, which a byte automaton cannot tell from its text spelled by
+several tokens: it is an error naming the place. EOS ids cannot be referenced (the matcher
+allows EOS where the text may end), nor ids that spell nothing (padding).
+"""
+from __future__ import annotations
+
+from ...runtime.vocab.spelling import MAX_REFERENCE_ID, token_spelling
+from ...runtime.vocab.vocabulary import Vocabulary
+from ..ir.nodes import CharClass, Choice, Grammar, Literal, Node, Repeat, Rule, TokenRef
+from ..ir.rewrite import rewrite
+from ..ir.summaries import fold
+from ..support.errors import GrammarError
+from ..support.limits import Limits
+
+__all__ = ["resolve_tokens"]
+
+ANY_CHARACTER = CharClass.of((), negated=True)
+
+
+def _error(ref: TokenRef, message: str) -> GrammarError:
+    span = ref.span
+    return GrammarError(message, line=span.line if span else None,
+                        column=span.column if span else None,
+                        source=span.source if span else None, code="token-reference")
+
+
+def _show(ref: TokenRef) -> str:
+    parts = [f"{lo}" if lo == hi else f"{lo}-{hi}" for lo, hi in ref.ids]
+    named = ([f"<[{','.join(parts)}]>"] if parts else []) + [f"<{t}>" if not t.startswith("<")
+                                                               else t for t in ref.texts]
+    return ("!" if ref.negated else "") + " ".join(named)
+
+
+class _Resolver:
+    def __init__(self, vocab: Vocabulary) -> None:
+        self.vocab = vocab
+        self.eos = set(vocab.eos_token_ids.tolist())
+        self.control = set(vocab.special_token_ids.tolist()) - self.eos
+        self.text = vocab.grammar_token_list
+        self._by_text: dict[bytes, list[int]] | None = None
+
+    def by_text(self, text: str) -> list[int]:
+        if self._by_text is None:
+            index: dict[bytes, list[int]] = {}
+            for i, spelled in enumerate(self.text):
+                if spelled:
+                    index.setdefault(spelled, []).append(i)
+            self._by_text = index
+        return self._by_text.get(text.encode("utf-8"), [])
+
+    def ids(self, ref: TokenRef) -> set[int]:
+        """The ids `ref` names, each checked."""
+        size = self.vocab.size
+        out: set[int] = set()
+        for lo, hi in ref.ids:
+            if hi >= size:
+                raise _error(ref, f"token {_show(ref)}: id {hi} is outside the vocabulary "
+                                  f"[0, {size})")
+            out.update(range(lo, hi + 1))
+        for text in ref.texts:
+            try:
+                out.add(self.vocab.special_token_id(text))
+                continue
+            except ValueError:
+                pass
+            found = self.by_text(text)
+            if len(found) != 1:
+                raise _error(ref, f"token {_show(ref)}: {text!r} is "
+                                  + ("not the text of any token of the vocabulary" if not found
+                                     else f"the text of {len(found)} tokens ({found[:4]})"))
+            out.update(found)
+        for i in sorted(out):
+            if i in self.eos:
+                raise _error(ref, f"token {_show(ref)}: id {i} is a stop (EOS) token of this "
+                                  "vocabulary; the matcher allows it wherever the text may end")
+            if i > MAX_REFERENCE_ID:
+                raise _error(ref, f"token {_show(ref)}: id {i} is past the {MAX_REFERENCE_ID} "
+                                  "a reference can name")
+            if not ref.negated and i not in self.control and not self.text[i]:
+                raise _error(ref, f"token {_show(ref)}: id {i} spells nothing (padding)")
+        return out
+
+
+def resolve_tokens(grammar: Grammar, vocab: Vocabulary, limits: Limits
+                   ) -> tuple[Grammar, tuple[int, ...]]:
+    """`grammar` with every token reference replaced by spellings, and the text tokens it
+    names (read as references: `CompiledGrammar.named_tokens`). A grammar without token
+    references is returned as is."""
+    refs: list[TokenRef] = []
+
+    def collect(n: Node, kids: list[None]) -> None:
+        if type(n) is TokenRef:
+            refs.append(n)  # type: ignore[arg-type]
+
+    memo: dict[int, None] = {}  # one memo for all rules: a shared sub-expression is seen once
+    for r in grammar.rules:
+        fold(r.body, collect, memo)
+    if not refs:
+        return grammar, ()
+    resolver = _Resolver(vocab)
+    named_ids = {ref: resolver.ids(ref) for ref in refs}
+    named = sorted({i for ids in named_ids.values() for i in ids
+                    if i not in resolver.control and resolver.text[i]})
+    if len(named) > limits.max_named_tokens:
+        raise limits.exceeded("max_named_tokens", len(named), "text tokens named by token "
+                                                              "references")
+    spelled = token_spelling(vocab, tuple(named)).list
+    referable = sorted(resolver.control | set(named))
+
+    def choice(ids: list[int]) -> Node:
+        return Choice(tuple(Literal(spelled[i]) for i in ids))
+
+    def replace(n: Node) -> Node | None:
+        if isinstance(n, Repeat) and isinstance(n.item, TokenRef) and n.item.negated:
+            if n.min > 1 or n.max is not None:
+                raise _error(n.item, f"{_show(n.item)} repeated {{{n.min},{n.max}}}: a negated "
+                                     "token reference is supported repeated with * or + only")
+            excluded = named_ids[n.item]
+            kept = [i for i in referable if i not in excluded]
+            return Repeat(Choice((choice(kept), ANY_CHARACTER)), n.min, None, n.span)
+        if isinstance(n, TokenRef):
+            if n.negated:
+                raise _error(n, f"{_show(n)}: a single negated token reference (one token of "
+                                "almost the whole vocabulary) is not supported; repeat it with "
+                                "* or +")
+            return choice(sorted(named_ids[n]))
+        return None
+
+    rules = tuple(Rule(r.name, rewrite(r.body, replace), r.span, r.kept) for r in grammar.rules)
+    return Grammar(rules, grammar.start, grammar.source), tuple(named)

@@ -1,0 +1,160 @@
+"""compile_tool_calls: each family's calls, tool_choice, parallel calls, reasoning, a JSON
+answer, control-token markers, and errors that name the tool."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grammask.compiler import GrammarError, compile_tool_calls
+from grammask.compiler.frontends.tool_calls import FORMATS
+from grammask.runtime import Matcher, Vocabulary
+
+WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+TIME = {"type": "object", "properties": {"zone": {"enum": ["utc", "local"]}},
+        "required": ["zone"]}
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}},
+         {"type": "function", "function": {"name": "get_time", "parameters": TIME}}]
+QWEN = Vocabulary.default(eos_token_ids=[151643, 151645])
+
+MARKERS = ["[TOOL_CALLS]", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>",
+           "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>",
+           "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
+           "<|tool_call_argument_begin|>", "<|tool_call_end|>"]
+
+
+def _vocabulary() -> Vocabulary:
+    """Bytes, a few pieces, the families' markers as control tokens, EOS."""
+    tokens: list[bytes | None] = [bytes([b]) for b in range(256)]
+    tokens += [b'{"', b'": ', b"get_", b"weather", b"</think>", b"```json\n"]
+    first = len(tokens)
+    tokens += [m.encode() for m in MARKERS]
+    tokens.append(b"</s>")
+    return Vocabulary.from_token_bytes(tokens, len(tokens) - 1,
+                                       special_token_ids=range(first, len(tokens)))
+
+
+SMALL = _vocabulary()
+
+
+def _ids(vocab: Vocabulary, text: str) -> list[int]:
+    """`text` as tokens, each control-token marker as its one token."""
+    ids: list[int] = []
+    controls = {t.decode(): i for i, t in vocab.special_token_text}
+    while text:
+        marker = next((m for m in controls if text.startswith(m)), None)
+        if marker is not None:
+            ids.append(controls[marker])
+            text = text[len(marker):]
+            continue
+        cut = min([text.find(m) for m in controls if m in text] or [len(text)])
+        ids.extend(vocab.encode(text[:cut]))
+        text = text[cut:]
+    return ids
+
+
+def _accepts(compiled, vocab: Vocabulary, text: str) -> bool:  # type: ignore[no-untyped-def]
+    m = Matcher(compiled)
+    return all(m.accept_token(t) for t in _ids(vocab, text)) and m.can_terminate()
+
+
+def _call(fmt: str, name: str, args: dict) -> str:
+    return FORMATS[fmt].call.replace("$name", name).replace("$index", "0").replace(
+        "$args", json.dumps(args))
+
+
+def _message(fmt: str, calls: list[str]) -> str:
+    f = FORMATS[fmt]
+    if f.section is None:
+        return "\n".join(calls)
+    return f.section[0] + f.separator.join(calls) + f.section[1]
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_calls_in_each_format(fmt: str) -> None:
+    vocab = QWEN if fmt == "qwen_3" else SMALL
+    auto = compile_tool_calls(TOOLS, vocab, format=fmt)
+    weather = _call(fmt, "get_weather", {"city": "Oslo"})
+    time = _call(fmt, "get_time", {"zone": "utc"})
+    assert _accepts(auto, vocab, "Just text.")
+    assert _accepts(auto, vocab, _message(fmt, [weather]))
+    assert _accepts(auto, vocab, _message(fmt, [weather, time]))
+    assert not _accepts(auto, vocab, _message(fmt, [_call(fmt, "get_weather", {"town": "x"})]))
+    assert not _accepts(auto, vocab, _message(fmt, [_call(fmt, "get_news", {})]))
+    opening = FORMATS[fmt].trigger or FORMATS[fmt].section[0]  # type: ignore[index]
+    assert not _accepts(auto, vocab, f"text {opening}! more"), "a trigger must open a call"
+    required = compile_tool_calls(TOOLS, vocab, format=fmt, tool_choice="required")
+    assert not _accepts(required, vocab, "Just text.")
+    assert _accepts(required, vocab, _message(fmt, [time]))
+    single = compile_tool_calls(TOOLS, vocab, format=fmt, tool_choice="required",
+                                parallel_tool_calls=False)
+    assert _accepts(single, vocab, _message(fmt, [time]))
+    assert not _accepts(single, vocab, _message(fmt, [weather, time]))
+    named = compile_tool_calls(TOOLS, vocab, format=fmt, tool_choice={
+        "type": "function", "function": {"name": "get_time"}})
+    assert _accepts(named, vocab, _message(fmt, [time]))
+    assert not _accepts(named, vocab, _message(fmt, [weather]))
+    none = compile_tool_calls(TOOLS, vocab, format=fmt, tool_choice="none")
+    assert _accepts(none, vocab, "Just text.")
+    assert not _accepts(none, vocab, "a <think> b")
+    if FORMATS[fmt].section is not None:  # its markers are control tokens, never text
+        assert not _accepts(none, vocab, _message(fmt, [weather]))
+
+
+@pytest.mark.parametrize("fmt", [f for f in sorted(FORMATS) if FORMATS[f].reasoning])
+def test_reasoning_comes_first(fmt: str) -> None:
+    vocab = QWEN if fmt == "qwen_3" else SMALL
+    compiled = compile_tool_calls(TOOLS, vocab, format=fmt, reasoning=True)
+    opening, end, after = FORMATS[fmt].reasoning  # type: ignore[misc]
+    call = _message(fmt, [_call(fmt, "get_time", {"zone": "local"})])
+    assert _accepts(compiled, vocab, f"Let me think.{end}{after}{call}")
+    assert _accepts(compiled, vocab, f"{opening}Hmm.{end}{after}Answer.")
+    assert not _accepts(compiled, vocab, call)
+    assert not _accepts(compiled, vocab, f"a{end}b{end}{after}c") or FORMATS[fmt].section
+    # (a section opened by a control token makes the answer's text token-level: its text
+    # is not checked for the reasoning markers)
+
+
+def test_qwen_added_tokens_and_response_format() -> None:
+    compiled = compile_tool_calls(TOOLS, QWEN, format="qwen_3", reasoning=True,
+                                  response_format={"type": "object", "properties": {
+                                      "answer": {"type": "integer"}}, "required": ["answer"]})
+    m = Matcher(compiled)
+    ids = [151667, *QWEN.encode("\nok"), 151668, *QWEN.encode("\n\n"), 151657,
+           *QWEN.encode('\n{"name": "get_time", "arguments": {"zone": "utc"}}\n'), 151658]
+    assert all(m.accept_token(t) for t in ids) and m.can_terminate()
+    assert _accepts(compiled, QWEN, 'x</think>\n\n{"answer": 42}')
+    assert not _accepts(compiled, QWEN, "x</think>\n\nThe answer is 42.")
+
+
+def test_128_tools_compile() -> None:
+    tools = [{"type": "function", "function": {"name": f"tool_{i}", "parameters": {
+        "type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "integer"}},
+        "required": ["q"]}}} for i in range(128)]
+    compiled = compile_tool_calls(tools, QWEN, format="qwen_3")
+    assert _accepts(compiled, QWEN, _call("qwen_3", "tool_77", {"q": "x", "n": 3}))
+    assert not _accepts(compiled, QWEN, _call("qwen_3", "tool_128", {"q": "x"}))
+
+
+@pytest.mark.parametrize("kwargs,pointer,message", [
+    (dict(format="nope"), "/format", "unknown tool-call format 'nope'"),
+    (dict(format="harmony"), "/format", "not supported yet"),
+    (dict(format="llama", reasoning=True), "/reasoning", "has no reasoning block"),
+    (dict(format="qwen_3", tool_choice="sometimes"), "/tool_choice", "tool_choice is"),
+    (dict(format="qwen_3", tool_choice={"type": "function", "function": {"name": "x"}}),
+     "/tool_choice", "names no listed function"),
+    (dict(format="qwen_3", tools=[{"type": "function", "function": {"name": "a b"}}]),
+     "/tools/0/function/name", "a function name is"),
+    (dict(format="qwen_3", tools=[*TOOLS, TOOLS[0]]), "/tools/2/function/name",
+     "listed twice"),
+    (dict(format="qwen_3", tools=[TOOLS[0], {"type": "function", "function": {
+        "name": "f", "parameters": {"type": "object", "maxLength": -1}}}]),
+     "/tools/1/function/parameters/maxLength", ""),
+    (dict(format="qwen_3", tools=[], tool_choice="required"), "/tools", "at least one tool"),
+])
+def test_errors_name_the_request(kwargs: dict, pointer: str, message: str) -> None:
+    tools = kwargs.pop("tools", TOOLS)
+    with pytest.raises(GrammarError) as info:
+        compile_tool_calls(tools, QWEN, **kwargs)
+    assert info.value.pointer == pointer, str(info.value)
+    assert message in str(info.value)
