@@ -9,7 +9,8 @@ to `</think>`, then one JSON object). Each engine compiles each workload (repeat
 walks the same answers token by token (a short text, a call, two calls; the reasoning and the
 JSON answer), timing every fill, with Qwen's added tokens (`<tool_call>`, `</think>`) as the
 single tokens a model emits; masks are compared bit for bit. llguidance gets the same
-language as Lark: free text is `TEXT: /(?s:.*)/ & ~/(?s:.*)<tool_call>(?s:.*)/`, arguments
+language as Lark: free text a lexeme without the markers (`TEXT: /(?s:.*)/ & ~/.../`), the
+text before a call a lazy lexeme ending with `<tool_call>`, arguments
 `%json {...}` with `additionalProperties: false` where the tool lists properties (grammask's
 strict reading). grammask's compile includes the JSON Schema translation of every tool.
 """
@@ -62,8 +63,8 @@ def qwen_lark(tools: list[dict[str, Any]]) -> str:
     text up to a trigger is one lazy lexeme that ends with the trigger, so that the added token
     `<tool_call>` can end it (an unbounded text lexeme followed by the literal is never left)."""
     lines = ["start: (open call)* TEXT",
-             "TEXT: /(?s:.*)/ & ~/(?s:.*)(<tool_call>|<think>|<\\/think>)(?s:.*)/",
-             "open[lazy]: /(?s:.*)<tool_call>/ & ~/(?s:.*)(<think>|<\\/think>)(?s:.*)/",
+             "TEXT: /(?s:.*)/ & ~/(?s:.*)(<tool_call>|<\\/tool_call>|<think>|<\\/think>)(?s:.*)/",
+             "open[lazy]: /(?s:.*)<tool_call>/ & ~/(?s:.*)(<\\/tool_call>|<think>|<\\/think>)(?s:.*)/",
              "call: " + " | ".join(f"call_{i}" for i in range(len(tools)))]
     for i, t in enumerate(tools):
         f = t["function"]
