@@ -9,7 +9,7 @@ most: strings, numbers), which are inlined. `CompiledGrammar.notes` says which a
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..runtime.compiled import CompiledGrammar
@@ -18,6 +18,7 @@ from ..runtime.pushdown.table import PushdownTable
 from ..runtime.vocab.vocabulary import Vocabulary
 from .automata.build import check_table_bytes, grammar_dfa
 from .frontends.json_schema import JsonSchemaOptions, schema_to_grammar
+from .frontends.lazy import lazy_grammar
 from .frontends.parsed import Parsed
 from .frontends.regex import parse_regex
 from .frontends.registry import read
@@ -220,9 +221,13 @@ def compile_gbnf(
     limits: Limits = DEFAULT_LIMITS,
     precompute: bool = False,
     kind: str | None = None,
+    triggers: Sequence[str] = (),
 ) -> CompiledGrammar:
-    """Compile a GBNF grammar (llama.cpp's dialect) against `vocab`."""
-    return _compile_text("gbnf", text, vocab, start, limits, precompute, kind)
+    """Compile a GBNF grammar (llama.cpp's dialect, with its token references and XGrammar's
+    `Regex("...")`) against `vocab`. With `triggers`, the grammar is lazy, as llama.cpp's
+    `grammar_lazy`: free text until a trigger word, then the grammar from the trigger on
+    (`frontends/lazy.py`)."""
+    return _compile_text("gbnf", text, vocab, start, limits, precompute, kind, triggers)
 
 
 def compile_lark(
@@ -240,11 +245,15 @@ def compile_lark(
 
 
 def _compile_text(language: str, text: str, vocab: Vocabulary, start: str, limits: Limits,
-                  precompute: bool, kind: str | None) -> CompiledGrammar:
-    """A grammar text read by its frontend (`frontends.registry`) and compiled; the
-    frontend's diagnostics become notes after the backend's."""
+                  precompute: bool, kind: str | None,
+                  triggers: Sequence[str] = ()) -> CompiledGrammar:
+    """A grammar text read by its frontend (`frontends.registry`), made lazy when there are
+    `triggers`, and compiled; the frontend's diagnostics become notes after the backend's."""
     with compile_deadline(limits):
         grammar, diagnostics = read(language, text, start=start, import_paths=(), limits=limits)
+        if triggers:
+            check_references(grammar)
+            grammar = lazy_grammar(grammar, triggers, limits)
         compiled = compile_grammar(grammar, vocab, limits=limits, precompute=precompute,
                                    kind=kind)
     return _with_notes(compiled, diagnostics)
@@ -301,16 +310,17 @@ def compile_tool_calls(tools: Any, vocab: Vocabulary, *, format: str, tool_choic
                        precompute: bool = False) -> CompiledGrammar:
     """Compile a tool-calling request (OpenAI-style `tools`, `tool_choice` "auto", "required",
     "none" or one named function) in a model family's own `format` (`qwen_3`, `llama`,
-    `mistral`, `deepseek_r1`, `deepseek_v3_1`, `kimi`; `specs/structural_tags.md`). Markers
+    `mistral`, `deepseek_r1`, `deepseek_v3_1`, `kimi`, `harmony`; `specs/structural_tags.md`).
+    Markers
     that `vocab` has as control tokens are matched as those tokens. An error in a tool's
     schema names the tool's pointer (`/tools/2/function/parameters/...`)."""
     eos = set(vocab.eos_token_ids.tolist())
-    controls = frozenset(text.decode("utf-8", "replace") for i, text in vocab.special_token_text
-                         if i not in eos)
+    texts = [(i, text.decode("utf-8", "replace")) for i, text in vocab.special_token_text]
     spec, schemas = tool_calls_spec(
-        tools, controls, format=format, tool_choice=tool_choice,
-        parallel_tool_calls=parallel_tool_calls, reasoning=reasoning,
-        response_format=response_format, max_whitespace=max_whitespace)
+        tools, frozenset(t for i, t in texts if i not in eos), format=format,
+        tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls, reasoning=reasoning,
+        response_format=response_format, max_whitespace=max_whitespace,
+        stops=frozenset(t for i, t in texts if i in eos))
     try:
         return compile_structural_tag(spec, vocab, limits=limits, precompute=precompute)
     except GrammarError as exc:

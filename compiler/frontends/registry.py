@@ -19,6 +19,7 @@ from ..ir.nodes import Grammar, Rule
 from ..support.diagnostics import Span
 from ..support.limits import DEFAULT_LIMITS, Limits
 from .gbnf import parse_gbnf
+from .lark_dialect import read_with_dialect, uses_dialect
 from .lark_grammar import parse_lark
 from .parsed import Parsed
 from .regex import parse_regex
@@ -46,7 +47,10 @@ def _gbnf(text: str, source: str | None, start: str, paths: Sequence[str],
 
 def _lark(text: str, source: str | None, start: str, paths: Sequence[str],
           limits: Limits) -> Parsed:
-    return parse_lark(text, start=start, source=source, import_paths=paths, limits=limits)
+    def lark(text: str) -> Parsed:
+        return parse_lark(text, start=start, source=source, import_paths=paths, limits=limits)
+
+    return read_with_dialect(text, lark, limits) if uses_dialect(text) else lark(text)
 
 
 def _regex(text: str, source: str | None, start: str, paths: Sequence[str],

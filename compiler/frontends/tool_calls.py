@@ -68,8 +68,11 @@ FORMATS: dict[str, ToolFormat] = {
         reasoning=("", "</think>", "")),
 }
 
+HARMONY = "harmony"
+"""gpt-oss's channels (`_harmony`): not a call template, a list of channel messages."""
+
 NOT_YET = ("qwen_3_5", "qwen_3_coder", "deepseek_v3_2", "deepseek_v4", "kimi_k3", "glm_4_7",
-           "minimax", "cohere", "exaone", "harmony")
+           "minimax", "cohere", "exaone")
 """XGrammar's other format names: XML argument styles and channel layouts not built yet."""
 
 _NAME = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
@@ -170,14 +173,14 @@ def _tools(tools: Any) -> list[tuple[str, Any, str]]:
 def tool_calls_spec(tools: Any, controls: frozenset[str], *, format: str,
                     tool_choice: Any = "auto", parallel_tool_calls: bool = True,
                     reasoning: bool = False, response_format: Any = None,
-                    max_whitespace: int | None = None
+                    max_whitespace: int | None = None, stops: frozenset[str] = frozenset()
                     ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """The structural tag of a tool-calling request in `format`, and where each tool's
     schema lies in it (a prefix of the spec's pointers → the request's pointer). `controls`
-    are the vocabulary's control-token texts."""
-    fmt = FORMATS.get(format)
+    are the vocabulary's control-token texts, `stops` its stop tokens' texts."""
+    fmt = FORMATS.get(format, ToolFormat(call="") if format == HARMONY else None)
     if fmt is None:
-        known = ", ".join(sorted(FORMATS))
+        known = ", ".join(sorted([*FORMATS, HARMONY]))
         if format in NOT_YET:
             raise _error("/format", f"the {format!r} tool-call format is not supported yet "
                                     f"(supported: {known})")
@@ -198,10 +201,16 @@ def tool_calls_spec(tools: Any, controls: frozenset[str], *, format: str,
     if choice != "none" and not listed:
         choice = "none" if choice == "auto" else _raise(
             _error("/tools", f"tool_choice {tool_choice!r} needs at least one tool"))
-    if reasoning and fmt.reasoning is None:
+    if reasoning and fmt.reasoning is None and format != HARMONY:
         raise _error("/reasoning", f"the {format!r} format has no reasoning block")
     options = {} if max_whitespace is None else {"max_whitespace_cnt": max_whitespace}
     b = _Builder(controls, options)
+    if format == HARMONY:
+        body = _harmony(b, listed, choice, reasoning, response_format, stops)
+        found = _pointers(body)
+        return {"type": "structural_tag", "format": body}, [
+            (found[id(item)], where) for item, (_, _, where) in zip(b.schemas, listed)
+            if id(item) in found]
     calls = [b.call(fmt, name, schema) for name, schema, _ in listed]
     excludes = [t for t in (*THINK_TOKENS, *fmt.excludes) if t not in controls]
     answer: dict[str, Any] = ({"type": "json_schema", "json_schema": response_format, **options}
@@ -221,6 +230,44 @@ def tool_calls_spec(tools: Any, controls: frozenset[str], *, format: str,
     mapping = [(found[id(item)], where) for item, (_, _, where) in zip(b.schemas, listed)
                if id(item) in found]  # with tool_choice "none" no call is in the body
     return {"type": "structural_tag", "format": body}, mapping
+
+
+def _harmony(b: _Builder, listed: list[tuple[str, Any, str]], choice: str, reasoning: bool,
+             response_format: Any, stops: frozenset[str]) -> dict[str, Any]:
+    """gpt-oss's output: analysis messages (when `reasoning`), each
+    `<|channel|>analysis<|message|>` … `<|end|><|start|>assistant`, then one call or the final
+    answer. A call of function N is `<|channel|>commentary to=functions.N<|constrain|>json
+    <|message|>` (or the two other header orders its template writes), the arguments and
+    `<|call|>`; the final answer `<|channel|>final<|message|>` … `<|return|>`. A closing
+    marker that is a stop token of the vocabulary is left to the matcher, which allows the
+    stop tokens where the output is complete. `parallel_tool_calls` does not apply: a message
+    holds one call and the output ends after it."""
+    def close(marker: str) -> list[dict[str, Any]]:
+        return [] if marker in stops else [b.literal(marker)]
+
+    last: list[dict[str, Any]] = []
+    for name, schema, _ in listed if choice != "none" else []:
+        item = {"type": "json_schema", "json_schema": schema, **b.options}
+        b.schemas.append(item)
+        heads = [f"<|channel|>commentary to=functions.{name}<|constrain|>json<|message|>",
+                 f" to=functions.{name}<|channel|>commentary <|constrain|>json<|message|>",
+                 f" to=functions.{name}<|channel|>commentary json<|message|>"]
+        last.append({"type": "sequence", "elements": [
+            {"type": "or", "elements": [b.literal(h) for h in heads]}, item,
+            *close("<|call|>")]})
+    if choice in ("auto", "none"):
+        answer = ({"type": "json_schema", "json_schema": response_format, **b.options}
+                  if response_format is not None
+                  else {"type": "any_text", "excludes": sorted(stops | {"<|return|>"})})
+        last.append({"type": "sequence", "elements": [
+            b.literal("<|channel|>final<|message|>"), answer, *close("<|return|>")]})
+    body: dict[str, Any] = last[0] if len(last) == 1 else {"type": "or", "elements": last}
+    if not reasoning:
+        return body
+    analysis = {"type": "sequence", "elements": [
+        b.literal("<|channel|>analysis<|message|>"),
+        {"type": "any_text", "excludes": ["<|end|>"]}, b.literal("<|end|><|start|>assistant")]}
+    return {"type": "sequence", "elements": [{"type": "star", "content": analysis}, body]}
 
 
 def _raise(error: GrammarError) -> Any:

@@ -136,9 +136,51 @@ def test_128_tools_compile() -> None:
     assert not _accepts(compiled, QWEN, _call("qwen_3", "tool_128", {"q": "x"}))
 
 
+HARMONY_MARKERS = ["<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>",
+                   "<|return|>", "<|call|>"]
+
+
+def _harmony_vocabulary(stops: list[str]) -> Vocabulary:
+    tokens: list[bytes | None] = [bytes([b]) for b in range(256)]
+    first = len(tokens)
+    tokens += [m.encode() for m in HARMONY_MARKERS]
+    ids = {m: first + k for k, m in enumerate(HARMONY_MARKERS)}
+    return Vocabulary.from_token_bytes(tokens, [ids[s] for s in stops],
+                                       special_token_ids=range(first, len(tokens)))
+
+
+@pytest.mark.parametrize("stops", [["<|return|>", "<|call|>"], ["<|return|>"]])
+def test_harmony(stops: list[str]) -> None:
+    vocab = _harmony_vocabulary(stops)
+    compiled = compile_tool_calls(TOOLS, vocab, format="harmony", reasoning=True)
+    call = ('<|channel|>commentary to=functions.get_time<|constrain|>json<|message|>'
+            '{"zone": "utc"}<|call|>')
+    analysis = "<|channel|>analysis<|message|>Need the time.<|end|><|start|>assistant"
+    final = "<|channel|>final<|message|>It is noon.<|return|>"
+
+    def accepts(text: str) -> bool:
+        """The whole text is accepted, a stop token only as its last token."""
+        m = Matcher(compiled)
+        for t in _ids(vocab, text):
+            if m.is_terminated() or not m.accept_token(t):
+                return False
+        return m.is_terminated() or m.can_terminate()
+
+    assert accepts(call) and accepts(final) and accepts(analysis + call)
+    assert accepts(analysis + analysis + final)
+    assert accepts(' to=functions.get_weather<|channel|>commentary json<|message|>'
+                   '{"city": "Rome"}<|call|>')
+    assert not accepts('<|channel|>commentary to=functions.get_news<|constrain|>json'
+                       '<|message|>{}<|call|>')
+    assert not accepts(call[:-len("<|call|>")] + "<|end|>")
+    assert not accepts(final + "<|start|>assistant" + final)
+    required = compile_tool_calls(TOOLS, vocab, format="harmony", tool_choice="required")
+    assert not _accepts(required, vocab, final)
+
+
 @pytest.mark.parametrize("kwargs,pointer,message", [
     (dict(format="nope"), "/format", "unknown tool-call format 'nope'"),
-    (dict(format="harmony"), "/format", "not supported yet"),
+    (dict(format="minimax"), "/format", "not supported yet"),
     (dict(format="llama", reasoning=True), "/reasoning", "has no reasoning block"),
     (dict(format="qwen_3", tool_choice="sometimes"), "/tool_choice", "tool_choice is"),
     (dict(format="qwen_3", tool_choice={"type": "function", "function": {"name": "x"}}),

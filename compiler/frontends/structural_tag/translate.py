@@ -2,9 +2,8 @@
 
 Invariant: the language of the result is exactly the set of texts the spec describes, as
 `specs/structural_tags.md` states per format; nothing is approximated. Embedded languages
-(`json_schema`, `grammar`, `regex`) are read by their own frontends; their rules are shared
-where equal and otherwise renamed with a prefix unique to the embedding (`j3_root`), so that
-no two different rules, nor the `root` rule, share a name. Free text is a regular language (`free_text`), an `Automaton` leaf.
+(`json_schema`, `grammar`, `regex`) are read by their own frontends and merged into one rule
+set (`ir.merge`: equal rules shared, the others renamed apart from each other and `root`). Free text is a regular language (`free_text`), an `Automaton` leaf.
 
 The one piece of context passed down is `Ends`: the end of the nearest enclosing `tag`, its
 strings (stops of `any_text` and `triggered_tags`) or its token (excluded by `any_tokens`,
@@ -17,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, NamedTuple
 
+from ...ir.merge import MergedRules
 from ...ir.nodes import (
     EMPTY,
     Choice,
@@ -25,21 +25,18 @@ from ...ir.nodes import (
     Node,
     Repeat,
     Rule,
-    RuleRef,
     Seq,
     TokenRef,
-    references,
 )
-from ...ir.rewrite import substitute
 from ...support import deadline
 from ...support.diagnostics import Diagnostic
 from ...support.errors import GrammarError
 from ...support.limits import Limits
+from ..free_text import free_text
 from ..gbnf import parse_gbnf
 from ..json_schema import JsonSchemaOptions, schema_to_grammar
 from ..parsed import Parsed
 from ..regex import parse_regex
-from .free_text import free_text
 from .spec import Obj, invalid
 
 __all__ = ["Ends", "Translator"]
@@ -64,11 +61,8 @@ class Translator:
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self.rules: list[Rule] = []
-        # Rules added so far by name; the top rule's name is taken.
-        self.known: dict[str, Rule] = {"root": Rule("root", Literal(b"\x00"))}
+        self.merged = MergedRules(reserved=("root",))
         self.diagnostics: list[Diagnostic] = []
-        self.embedded = 0
         self.schema_roots: set[str] = set()
         self.formats: dict[str, Callable[[Obj, tuple[str, ...]], Node]] = {
             "const_string": self.const_string, "json_schema": self.json_schema,
@@ -87,7 +81,7 @@ class Translator:
         several JSON schemas (tools), each schema's start stays a rule of its own (`kept`):
         their union is a pushdown grammar of small automata, not one DFA of their product
         with the text around them, which goes over budget from a few tools on."""
-        rules = self.rules
+        rules = self.merged.rules
         if len(self.schema_roots) > 1:
             rules = [dataclasses.replace(r, kept=True) if r.name in self.schema_roots else r
                      for r in rules]
@@ -109,36 +103,8 @@ class Translator:
         return node
 
     def embed(self, grammar: Grammar, kind: str) -> Node:
-        """A reference to `grammar`'s start, its rules added. A rule equal to one already
-        added (same name, same body, and every rule it uses shared as well: JSON's string and
-        number rules, a schema repeated across tools) is shared; the others get a fresh prefix
-        (`j3_root`), so that no two different rules, nor the top `root`, share a name."""
-        self.embedded += 1
-        prefix = f"{kind}{self.embedded}_"
-        known, rules = self.known, grammar.by_name
-        own = {n for n, r in rules.items() if n in known and known[n].body != r.body}
-        users: dict[str, list[str]] = {}
-        for r in grammar.rules:
-            for ref in references(r.body):
-                users.setdefault(ref.name, []).append(r.name)
-        stack = list(own)
-        while stack:
-            for user in users.get(stack.pop(), ()):
-                if user not in own:
-                    own.add(user)
-                    stack.append(user)
-        rename = {n: prefix + n for n in own}
-        if grammar.start not in rules:
-            rename[grammar.start] = prefix + grammar.start
-        refs: dict[str, Node] = {old: RuleRef(new) for old, new in rename.items()}
-        rewritten = {user for name in rename for user in users.get(name, ())}
-        for r in grammar.rules:
-            if r.name in own or r.name not in known:
-                body = substitute(r.body, refs) if r.name in rewritten else r.body
-                rule = Rule(rename.get(r.name, r.name), body, r.span, r.kept)
-                known[rule.name] = rule
-                self.rules.append(rule)
-        return RuleRef(rename.get(grammar.start, grammar.start))
+        """A reference to `grammar`'s start, its rules merged in (`ir.merge`)."""
+        return self.merged.add(grammar, kind)
 
     # ------------------------------------------------------------------ primitives
 

@@ -1,4 +1,5 @@
-"""Free text: what `any_text` and the text between triggered tags match, as one regular language.
+"""Free text: what structural tags' `any_text` and the text between triggered tags match, and
+the text before a lazy grammar's trigger, as one regular language.
 
 Free text is any Unicode text (UTF-8 bytes of scalar values) in which no *stop* occurs: the
 format's `excludes`, the end strings of the nearest enclosing tag, and, between triggered tags,
@@ -12,11 +13,11 @@ than `t`. Both conditions are regular; the language is built as one difference o
 """
 from __future__ import annotations
 
-from ...automata.language_ops import difference
-from ...ir.nodes import Choice, Literal, Node, Repeat, Seq
-from ...support.caches import memo
-from ...support.limits import Limits
-from ..json_schema.ecma_regex import ANY_CHAR, ANY_STRING
+from ..automata.language_ops import difference
+from ..ir.nodes import Choice, Literal, Node, Repeat, Seq
+from ..support.caches import memo
+from ..support.limits import Limits
+from .json_schema.ecma_regex import ANY_CHAR, ANY_STRING
 
 __all__ = ["free_text"]
 
