@@ -11,7 +11,9 @@ ALPHABET = list("()[]{}|*+?.^$\\-:=\"'#/ \n\tabcxyz019_,<>!%~&@;") + ["中", "é
                                                                     "\U0001f600", "\r"]
 TOKENS = ["::=", "->", "%import common.WS", "%ignore", "root", "start", "\\p{L}", "{2,}", "{0,3}",
           "(?:", "[^", "\\u00e9", "\\x7f", "/[a-z]+/i", "+?", "*", "\"\"", "''", "|", "~ 3",
-          ".2", "%declare X", "[\\s\\S]"]
+          ".2", "%declare X", "[\\s\\S]", 'Regex("a.")', 'TagDispatch(("<t>", root))',
+          "Token(1)", "ExcludeToken(2)*", "<[1-3]>", "!<x>*", "<[^5]>*", '%json {"type": "integer"}',
+          "%llguidance {}"]
 TYPES = ["string", "number", "integer", "boolean", "null", "object", "array"]
 NUMBERS: list[Any] = [0, 1, -1, 2, 3, 7, 0.5, -0.0, 1e-7, 0.1, 1.5e300, 2**53 + 1, -(2**63),
                       10**30, 1e-320, 100, 65536]

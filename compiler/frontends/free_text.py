@@ -13,13 +13,16 @@ than `t`. Both conditions are regular; the language is built as one difference o
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ..automata.language_ops import difference
 from ..ir.nodes import Choice, Literal, Node, Repeat, Seq
 from ..support.caches import memo
 from ..support.limits import Limits
 from .json_schema.ecma_regex import ANY_CHAR, ANY_STRING
 
-__all__ = ["free_text"]
+__all__ = ["dispatched", "free_text"]
 
 
 @memo(maxsize=256)
@@ -38,3 +41,19 @@ def free_text(stops: frozenset[str], before: str, max_chars: int | None, limits:
     if across:
         removed.append(Seq((ANY_STRING, Choice(tuple(Literal(p.encode()) for p in across)))))
     return difference(body, Choice(tuple(removed)), limits=limits, label="free text")
+
+
+def dispatched(groups: dict[Any, list[Node]], free: Callable[[Any], Node], whole: list[Node],
+               at_least_one: bool, stop_after_first: bool) -> Node:
+    """Free text (or tokens) and the tags its triggers open: `groups` maps each trigger to the
+    expressions (each starting with that trigger) it may open; `free(trigger)` is what may
+    stand before that trigger, `free("")` what may stand at the end; `whole` every tag, for
+    `at_least_one` (a tag first) and `stop_after_first` (one tag at most)."""
+    if at_least_one and stop_after_first:
+        return Choice(tuple(whole))
+    opened = Choice(tuple(Seq((free(trigger), Choice(tuple(options))))
+                          for trigger, options in groups.items() if options))
+    rest = free("")
+    body: Node = Choice((opened, rest)) if stop_after_first else Seq(
+        (Repeat(opened, 0, None), rest))
+    return Seq((Choice(tuple(whole)), body)) if at_least_one else body

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib.resources import files
+from typing import Any
 
 from lark import Lark, Token, UnexpectedInput, UnexpectedToken
 from lark.lark import PostLex
@@ -38,9 +39,9 @@ from ..support.caches import memo
 from ..support.diagnostics import Span
 from ..support.errors import GrammarError
 from ..support.limits import DEFAULT_LIMITS, Limits
+from .gbnf_macros import TupleArg, expand_macro
 from .gbnf_printer import is_gbnf_name, to_gbnf
 from .gbnf_reader import Unread, read
-from .regex import parse_regex
 
 __all__ = ["BUILDER", "PARSE_CONTEXT", "Lines", "ParseContext", "is_gbnf_name", "parse_gbnf",
            "parse_gbnf_with", "simplify", "to_gbnf"]
@@ -59,7 +60,8 @@ _DEFINITION = re.compile(r"^[ \t]*[A-Za-z0-9_-]+[ \t]*::=", re.MULTILINE)
 _DISPLAY = {"NAME": "a rule name", "DEFINE": "'::='", "BAR": "'|'", "LPAR": "'('", "RPAR": "')'",
             "DOT": "'.'", "OP": "'*', '+', '?'", "LBRACE": "'{'", "RBRACE": "'}'", "COMMA": "','",
             "INT": "a number", "STRING": 'a string "..."', "CLASS": "a class [...]",
-            "REGEX": 'a Regex("...")', "TOKEN_REF": "a token reference <...>",
+            "MACRO": "a macro such as Regex(", "TOKEN_REF": "a token reference <...>",
+            "EQUALS": "'='",
             "_NL": "a line break", "$END": "the end of the grammar"}
 _RULE_START = ("; expected a rule name", "; expected one of: a rule name, the end of the grammar")
 
@@ -156,7 +158,7 @@ class Lines(PostLex):
             if tok.type == "_NL":
                 if depth > 0 or previous in (None, "_NL", "BAR", "DEFINE"):
                     continue
-            elif tok.type == "LPAR":
+            elif tok.type in ("LPAR", "MACRO"):
                 depth += 1
             elif tok.type == "RPAR":
                 depth = max(depth - 1, 0)
@@ -204,23 +206,19 @@ class _Builder:
                 i = j
         return CharClass.of(ranges, negated, _tok_span(tok))
 
-    def REGEX(self, tok: Token) -> Node:
-        text = str(tok)
-        body, pattern, i = text[6:-1], [], 1
-        while i < len(body) - 1:
-            if body[i] == "\\" and body[i + 1] not in _SIMPLE_ESCAPES and \
-                    body[i + 1] not in _HEX_ESCAPES:
-                pattern.append(body[i:i + 2])  # a regex escape (\d, \.): kept for the regex
-                i += 2
-                continue
-            cp, i = _char(tok, body, i)
-            pattern.append(chr(cp))
-        try:
-            return parse_regex("".join(pattern), limits=PARSE_CONTEXT.get().limits)
-        except GrammarError as exc:
-            line, column = _first(tok)
-            raise exc.located(message=f"in {_show(text)}: {exc.message}", line=line,
-                              column=column, source=PARSE_CONTEXT.get().source) from None
+    def macro(self, children: list) -> Node:
+        ctx = PARSE_CONTEXT.get()
+        node = expand_macro(children[0], [c for c in children[1:] if not (
+            isinstance(c, Token) and c.type in ("COMMA", "RPAR"))], ctx.limits, ctx.source)
+        return dataclasses.replace(node, span=cover(_tok_span(children[0]),
+                                                    _tok_span(children[-1])))
+
+    def named(self, children: list) -> tuple[str, Any]:
+        return (str(children[0]), children[2])
+
+    def tuple(self, children: list) -> TupleArg:
+        return TupleArg([c for c in children if not (isinstance(c, Token) and c.type in
+                                                     ("LPAR", "RPAR", "COMMA"))])
 
     def DOT(self, tok: Token) -> CharClass:
         return CharClass(_ANY, _tok_span(tok))

@@ -29,10 +29,12 @@ __all__ = ["is_gbnf_name", "to_gbnf"]
 
 
 _ANY: Ranges = complement_ranges(())
-_NAME = re.compile(r"[a-zA-Z0-9-]+")
+_NAME = re.compile(r"[a-zA-Z0-9_-]+")
+
 
 def is_gbnf_name(name: str) -> bool:
-    """Whether `name` can be written as a GBNF rule name (letters, digits and '-')."""
+    """Whether `name` can be written as a GBNF rule name (letters, digits, '-' and '_', as the
+    reader takes them; llama.cpp itself allows no '_')."""
     return isinstance(name, str) and _NAME.fullmatch(name) is not None
 
 
@@ -100,7 +102,7 @@ _TOP, _IN_SEQ, _IN_REPEAT = range(3)
 
 def _checked_name(name: str) -> str:
     if not is_gbnf_name(name):
-        raise ValueError(f"rule name {name!r} cannot be written in GBNF: names are letters, digits and '-'")
+        raise ValueError(f"rule name {name!r} cannot be written in GBNF: names are letters, digits, '-' and '_'")
     return name
 
 

@@ -7,7 +7,7 @@ callbacks Lark's parser calls, with the same tokens (type, text and position) in
 order. So, on any text it reads, its grammar is Lark's, spans included.
 
 It reads only what it is sure of: at anything else (a character no terminal matches, a token
-the productions do not expect there, nesting deeper than `MAX_DEPTH`) it
+the productions do not expect there, an XGrammar macro, nesting deeper than `MAX_DEPTH`) it
 raises `Unread`, and the caller parses with Lark, which gives every diagnostic. A callback's
 own `GrammarError` (a bad escape, a reversed range, a count over the budget) propagates; the
 caller hands that text to Lark as well, so the error reported is always Lark's.
@@ -32,18 +32,18 @@ _SCAN = re.compile(r"""
     [\ \t]* (?:\#[^\r\n]*)?
     (?: (?P<_NL>\r\n?|\n)
       | (?P<DEFINE>::=)
-      | (?P<REGEX>Regex\("[^"\\]*(?:\\[\s\S][^"\\]*)*"\))
+      | (?P<MACRO>(?:Regex|TagDispatch|Token|ExcludeToken|Substring)\()
       | (?P<STRING>"[^"\\]*(?:\\[\s\S][^"\\]*)*")
       | (?P<CLASS>\[[^\]\\]*(?:\\[\s\S][^\]\\]*)*\])
       | (?P<TOKEN_REF>!?<(?:\[[^\]\r\n>]*\]|[^\s<>\[\]][^\s<>]*)>)
-      | (?P<NAME>[a-zA-Z0-9-]+)
+      | (?P<NAME>[a-zA-Z0-9_-]+)
       | (?P<BAR>\|) | (?P<LPAR>\() | (?P<RPAR>\)) | (?P<DOT>\.) | (?P<OP>[*+?])
       | (?P<LBRACE>\{) | (?P<RBRACE>\}) | (?P<COMMA>,)
       | (?P<END>\Z))
 """, re.VERBOSE)
-_MULTILINE = frozenset(("STRING", "CLASS", "REGEX", "_NL"))
+_MULTILINE = frozenset(("STRING", "CLASS", "_NL"))
 _IN_BOUNDS = frozenset(("INT", "COMMA", "RBRACE"))
-_ATOMS = frozenset(("STRING", "CLASS", "DOT", "NAME", "LPAR", "TOKEN_REF", "REGEX"))
+_ATOMS = frozenset(("STRING", "CLASS", "DOT", "NAME", "LPAR", "TOKEN_REF", "MACRO"))
 
 
 class Unread(Exception):
@@ -164,6 +164,8 @@ class _Reader:
             lpar = self.advance()
             body = self.alternatives(depth + 1)
             return self.b.group([lpar, body, self.expect("RPAR")])
+        if kind == "MACRO":  # XGrammar's macros: read by Lark's parser
+            raise Unread
         tok = self.advance()
         if kind == "NAME":
             return self.b.ref([tok])

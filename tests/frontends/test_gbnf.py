@@ -379,8 +379,8 @@ def test_print_grammar_and_start() -> None:
 def test_printer_rejects_what_gbnf_cannot_say() -> None:
     with pytest.raises(ValueError, match="not valid UTF-8"):
         to_gbnf(Literal(b"\xff"))
-    with pytest.raises(ValueError, match="rule name 'a_b'"):
-        to_gbnf(Grammar((Rule("a_b", EMPTY),)))
+    with pytest.raises(ValueError, match="rule name 'a.b'"):
+        to_gbnf(Grammar((Rule("a.b", EMPTY),)))
     with pytest.raises(ValueError, match="rule name 'x y'"):
         to_gbnf(Seq((RuleRef("x y"), EMPTY)))
     assert is_gbnf_name("rule-1") and is_gbnf_name("0") and not is_gbnf_name("é") and not is_gbnf_name("")

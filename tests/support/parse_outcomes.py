@@ -22,8 +22,10 @@ def _nodes(node: Any) -> list[tuple[Any, ...]]:
             if f.name == "span":
                 continue
             value = getattr(n, f.name)
-            kids = [v for v in value if dataclasses.is_dataclass(v)] \
-                if isinstance(value, tuple) else [value] if dataclasses.is_dataclass(value) else []
+            kids = [v for v in value if _is_node(v)] \
+                if isinstance(value, tuple) else [value] if _is_node(value) else []
+            if dataclasses.is_dataclass(value) and not kids:
+                value = id(value)  # an automaton's table: interned, compared by identity
             if kids:
                 stack.extend(reversed(kids))
                 own.append(len(kids))
@@ -31,6 +33,10 @@ def _nodes(node: Any) -> list[tuple[Any, ...]]:
                 own.append(value)
         out.append((type(n).__name__, n.span, tuple(own)))
     return out
+
+
+def _is_node(value: Any) -> bool:
+    return dataclasses.is_dataclass(value) and hasattr(value, "span")
 
 
 def outcome(parse: Callable[[], Grammar]) -> tuple[Any, ...]:

@@ -32,7 +32,7 @@ from ...support import deadline
 from ...support.diagnostics import Diagnostic
 from ...support.errors import GrammarError
 from ...support.limits import Limits
-from ..free_text import free_text
+from ..free_text import dispatched, free_text
 from ..gbnf import parse_gbnf
 from ..json_schema import JsonSchemaOptions, schema_to_grammar
 from ..parsed import Parsed
@@ -263,7 +263,7 @@ class Translator:
             groups[opening[0]].append(node)
             whole.append(node)
         stops = frozenset((*triggers, *obj.strings("excludes", []), *ends.strings))
-        return self.dispatched(groups, lambda t: free_text(stops, t, None, self.limits), whole,
+        return dispatched(groups, lambda t: free_text(stops, t, None, self.limits), whole,
                                obj.boolean("at_least_one", False),
                                obj.boolean("stop_after_first", False))
 
@@ -272,7 +272,7 @@ class Translator:
         for where, key, fmt in self.dispatch_rules(obj, str):
             groups.setdefault(key, []).append(Seq((_text(key), self.format(fmt, ends))))
         stops = frozenset((*groups, *obj.strings("excludes", [])))
-        return self.dispatched(groups, lambda t: free_text(stops, t, None, self.limits), [],
+        return dispatched(groups, lambda t: free_text(stops, t, None, self.limits), [],
                                False, not obj.boolean("loop", True))
 
     def dispatch_rules(self, obj: Obj, kind: type) -> list[tuple[str, Any, Obj]]:
@@ -290,20 +290,6 @@ class Translator:
                                                   " (a token id or a token's text)"))
             out.append((where, pair[0], Obj(pair[1], where + "/1")))
         return out
-
-    def dispatched(self, groups: dict[Any, list[Node]], free: Callable[[Any], Node],
-                   whole: list[Node], at_least_one: bool, stop_after_first: bool) -> Node:
-        """Free text (or tokens) and the tags its triggers open: `groups` maps each trigger to
-        the expressions (each starting with that trigger) it may open; `free(trigger)` is what
-        may stand before that trigger, `free("")` what may stand at the end."""
-        if at_least_one and stop_after_first:
-            return Choice(tuple(whole))
-        opened = Choice(tuple(Seq((free(trigger), Choice(tuple(options))))
-                              for trigger, options in groups.items() if options))
-        rest = free("")
-        body: Node = Choice((opened, rest)) if stop_after_first else Seq(
-            (Repeat(opened, 0, None), rest))
-        return Seq((Choice(tuple(whole)), body)) if at_least_one else body
 
     def tags_with_separator(self, obj: Obj, ends: Ends) -> Node:
         any_tag = Choice(tuple(w for _, _, w in self.tags(obj)))
@@ -379,7 +365,7 @@ class Translator:
             whole.append(node)
         free = Repeat(self.tokens_ref(obj, "exclude_tokens", (*triggers, *ends.tokens)), 0,
                       None)
-        return self.dispatched(groups, lambda _: free, whole,
+        return dispatched(groups, lambda _: free, whole,
                                obj.boolean("at_least_one", False),
                                obj.boolean("stop_after_first", False))
 
@@ -389,7 +375,7 @@ class Translator:
             begin = self.token_ref(obj, "rules", key)
             groups.setdefault(key, []).append(Seq((begin, self.format(fmt, ends))))
         free = Repeat(self.tokens_ref(obj, "exclude_tokens", tuple(groups)), 0, None)
-        return self.dispatched(groups, lambda _: free, [], False, not obj.boolean("loop", True))
+        return dispatched(groups, lambda _: free, [], False, not obj.boolean("loop", True))
 
 
 def _is_key(value: Any, kind: type) -> bool:
