@@ -12,7 +12,9 @@ single tokens a model emits; masks are compared bit for bit. llguidance gets the
 language as Lark: free text a lexeme without the markers (`TEXT: /(?s:.*)/ & ~/.../`), the
 text before a call a lazy lexeme ending with `<tool_call>`, arguments
 `%json {...}` with `additionalProperties: false` where the tool lists properties (grammask's
-strict reading). grammask's compile includes the JSON Schema translation of every tool.
+strict reading); xgrammar the very structural tag grammask compiles (`tool_calls_spec`), through
+`GrammarCompiler.compile_structural_tag`. grammask's compile includes the JSON Schema
+translation of every tool.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from measure import FULL, QUICK, GrammaskSession, Walk, run_engine, summary_of  
 from report import metric_table, pick, table  # noqa: E402
 
 from grammask.compiler import clear_caches, compile_tool_calls  # noqa: E402
+from grammask.compiler.frontends.tool_calls import tool_calls_spec  # noqa: E402
 
 GM = "grammask"
 EOS_CHAT = [151643, 151645]
@@ -99,6 +102,7 @@ class Workload:
     compile: Any  # vocab -> CompiledGrammar
     lark: str
     texts: list[str]
+    spec: dict[str, Any]  # the same request as a structural tag, for xgrammar
 
 
 def workloads() -> list[Workload]:
@@ -112,13 +116,16 @@ def workloads() -> list[Workload]:
                  + call_text(k, {"query": "b", "tags": ["x", "y"]})]
         out.append(Workload(f"qwen3_{n}", f"qwen_3 format, {n} tool{'s' * (n > 1)}",
                             lambda v, tools=tools: compile_tool_calls(tools, v, format="qwen_3"),
-                            qwen_lark(tools), texts))
+                            qwen_lark(tools), texts,
+                            tool_calls_spec(tools, frozenset(), format="qwen_3")[0]))
     out.append(Workload(
         "think_json", "reasoning text, then one JSON object",
         lambda v: compile_tool_calls([], v, format="qwen_3", reasoning=True,
                                      tool_choice="none", response_format=ANSWER),
         reasoning_lark(),
-        ['The user asks for a number. 2 + 2 = 4.</think>\n\n{"answer": "4", "confidence": 0.9}']))
+        ['The user asks for a number. 2 + 2 = 4.</think>\n\n{"answer": "4", "confidence": 0.9}'],
+        tool_calls_spec([], frozenset(), format="qwen_3", reasoning=True, tool_choice="none",
+                        response_format=ANSWER)[0]))
     return out
 
 
@@ -141,7 +148,8 @@ def tokenize(vocab: Any, text: str) -> list[int]:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
-    ap.add_argument("--peers", default="llguidance", help="comma-separated ('' for none)")
+    ap.add_argument("--peers", default="xgrammar,llguidance",
+                    help="comma-separated ('' for none)")
     ap.add_argument("--json", help="write every number to this file")
     ap.add_argument("--no-pin", action="store_true", help="do not pin to one CPU")
     return ap.parse_args(argv)
@@ -155,10 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     order = [p for p in args.peers.split(",") if p]
     setup = set_up(set(order), warm=lambda v: compile_tool_calls([tool(0)], v, format="qwen_3"))
     vocab = setup.vocab
-    peers = [p for p in setup.peers if p.name in order and p.name == "llguidance"]
+    peers = sorted((p for p in setup.peers if p.name in order and p.name != "outlines_core"),
+                   key=lambda p: order.index(p.name))
     engines = [GM, *[p.name for p in peers]]
     summaries: dict[str, dict[str, Any]] = {}
-    agree: dict[str, str] = {}
+    agree: dict[str, list[str]] = {}
     for w in workloads():
         log(w.name)
         seqs = [tokenize(vocab, t) for t in w.texts]
@@ -171,25 +180,27 @@ def main(argv: list[str] | None = None) -> int:
         runs = {GM: run_engine(compile_gm, GrammaskSession, walk, plan, grammask=True,
                                nbytes=lambda c: c.nbytes())}
         for p in peers:
-            runs[p.name] = run_engine(lambda p=p, w=w: p.compile_grammar(w.lark), p.session,
-                                      walk, plan, grammask=False)
+            compile_peer = ((lambda p=p, w=w: p.compile_grammar(w.lark)) if p.name == "llguidance"
+                            else (lambda p=p, w=w: p.compile_structural_tag(w.spec)))
+            runs[p.name] = run_engine(compile_peer, p.session, walk, plan, grammask=False)
         summaries[w.name] = {e: summary_of(r) for e, r in runs.items()}
         for e, r in runs.items():
             if e == GM or not r.rows or not runs[GM].rows:
                 continue
             steps = [(a, b) for sa, sb in zip(runs[GM].rows, r.rows) for a, b in zip(sa, sb)]
             same = sum(bool(np.array_equal(a, b)) for a, b in steps)
-            agree[w.name] = f"{same}/{len(steps)} masks equal to {e}'s"
+            agree.setdefault(w.name, []).append(f"{e} {same}/{len(steps)}")
     print(f"grammask tool-calling benchmark ({'quick' if args.quick else 'full'}); python "
           f"{platform.python_version()}; {pin}; vocabulary {vocab.size:,} ids")
     print(setup.setup_line())
     for n in setup.notes:
         print(f"  {n}")
     print()
-    print(table("status", ["workload", *engines, "masks"],
+    print(table("status (masks: steps where a peer's mask equals grammask's)",
+                ["workload", *engines, "masks"],
                 [[wl, *[("error: " + s[e]["error"][:60]) if s.get(e, {}).get("error") else
                         f"ok, {len(s[e]['rejected']) + len(s[e]['not_allowed'])} problem steps"
-                        if e in s else "-" for e in engines], agree.get(wl, "-")]
+                        if e in s else "-" for e in engines], ", ".join(agree.get(wl, ["-"]))]
                  for wl, s in summaries.items()]))
     print()
     for key, title in (("compile_ms", "compile, ms (median)"),

@@ -324,6 +324,9 @@ class XGrammarPeer:
         return self._compiler.compile_json_schema(json.dumps(schema), any_whitespace=True,
                                                   strict_mode=False)
 
+    def compile_structural_tag(self, spec: dict[str, Any]) -> Any:
+        return self._compiler.compile_structural_tag(json.dumps(spec))
+
     def session(self, compiled: Any) -> PeerSession:
         return _XGrammarSession(self._xgr, compiled, self._size)
 
