@@ -294,3 +294,23 @@ def test_token_level_formats() -> None:
     for bad in ([think, end_think, im_start], [think, end_think, box, box_end],
                 [think, end_think, box, *vocab.encode("x"), box_end]):
         assert not _accepts(vocab, compiled, bad)
+
+
+def test_tokens_across_free_text_and_a_trigger() -> None:
+    """A trigger split over tokens, and one token ending the free text and opening the tag."""
+    tokens: list[bytes | None] = [bytes([b]) for b in range(256)]
+    tokens += [b"hi <f", b"=a>1", b"</f> ok", b"<f=a>", b"<f", b"hi "]
+    tokens.append(b"</s>")
+    vocab = Vocabulary.from_token_bytes(tokens, len(tokens) - 1)
+    spec = _spec({"type": "triggered_tags", "triggers": ["<f="],
+                  "tags": [{"begin": "<f=a>", "content": {"type": "regex", "pattern": "[0-9]"},
+                            "end": "</f>"}]})
+    compiled = compile_structural_tag(spec, vocab)
+    ids = {t: i for i, t in enumerate(tokens) if t}
+    for pieces in ([b"hi <f", b"=a>1", b"</f> ok"], [b"h", b"i", b" ", b"<f", b"=a>1", b"</f> ok"],
+                   [b"hi ", b"<f=a>", b"1", b"</f> ok"]):
+        assert _accepts(vocab, compiled, [ids[p] for p in pieces]), pieces
+    m = Matcher(compiled)
+    assert m.accept_token(ids[b"hi <f"])
+    assert ids[b"=a>1"] in mask_of(m) and ids[b"x"] in mask_of(m)  # "<fx" is free text
+    assert m.accept_token(ids[b"="]) and ids[b"x"] not in mask_of(m)  # "<f=" opened a tag
