@@ -56,6 +56,7 @@ _CONTINUATION = ("a rule ends at the end of its line, unless the line ends with 
                  "or is inside parentheses")
 _TOKEN_REF = re.compile(r"!?<(?:\[[0-9]*\]>?|[^>\r\n]{0,40}>?)")
 _ID_RANGE = re.compile(r"\s*([0-9]{1,9})\s*(?:-\s*([0-9]{1,9})\s*)?")
+_RULE_OPTIONS = re.compile(r"\[[a-z_]+(=[^\]]*)?(,\s*[a-z_]+(=[^\]]*)?)*\]")
 _DEFINITION = re.compile(r"^[ \t]*[A-Za-z0-9_-]+[ \t]*::=", re.MULTILINE)
 _DISPLAY = {"NAME": "a rule name", "DEFINE": "'::='", "BAR": "'|'", "LPAR": "'('", "RPAR": "')'",
             "DOT": "'.'", "OP": "'*', '+', '?'", "LBRACE": "'{'", "RBRACE": "'}'", "COMMA": "','",
@@ -392,6 +393,8 @@ def _syntax_error(e: UnexpectedInput, text: str) -> GrammarError:
         return _token_ref_error(token)
     if kind == "$END" and opener is not None:
         return _err("unbalanced parenthesis: '(' is never closed by ')'", *_first(opener))
+    if kind == "CLASS" and _RULE_OPTIONS.fullmatch(str(token)):
+        return _err(f"rule options {shown} (XGrammar's EBNF) are not supported", line, column)
     message = {
         "$END": f"unexpected end of the grammar{_expected(e)}",
         "RPAR": "unbalanced parenthesis: ')' has no matching '('",

@@ -108,6 +108,14 @@ def _friendly(name: str) -> str:
     return _FRIENDLY.get(name, name)
 
 
+_DIALECT_HINTS = {
+    "[": " (llguidance's rule options such as [lazy] or [max_tokens=N] are not supported)",
+    "@": " (llguidance's grammar references @name are not supported)",
+    "&": " (llguidance's intersection of terminals & is not supported)",
+}
+"""What a character that is not Lark's syntax most likely is, as llguidance writes it."""
+
+
 def _syntax(e: UnexpectedInput, index: SpanIndex) -> GrammarError:
     line = e.line if isinstance(e.line, int) and e.line > 0 else None
     column = e.column if isinstance(e.column, int) and e.column > 0 else None
@@ -121,9 +129,9 @@ def _syntax(e: UnexpectedInput, index: SpanIndex) -> GrammarError:
             what = repr(str(token))
         expected = sorted({_friendly(n) for n in (e.accepts or e.expected) if not n.startswith("$")})
         hint = f"; expected one of: {', '.join(expected)}" if expected else ""
-        message = f"syntax error: unexpected {what}{hint}"
+        message = f"syntax error: unexpected {what}{hint}" + _DIALECT_HINTS.get(str(token), "")
     elif isinstance(e, UnexpectedCharacters):
-        message = f"syntax error: unexpected character {e.char!r}"
+        message = f"syntax error: unexpected character {e.char!r}" + _DIALECT_HINTS.get(e.char, "")
     else:
         message = f"syntax error: {_first_paragraph(str(e))}"
     return GrammarError(message, line=line, column=column, source=index.source, code="lark-syntax")
@@ -138,7 +146,9 @@ def _lark_error(e: LarkError, index: SpanIndex) -> GrammarError:
         if text.lower().startswith("unexpected input"):
             lines = index.text.split("\n")
             row = lines[line - 1] if 0 < line <= len(lines) else ""
-            text = f"unexpected character {row[column - 1]!r}" if 0 < column <= len(row) else "unexpected input"
+            char = row[column - 1] if 0 < column <= len(row) else ""
+            text = (f"unexpected character {char!r}" + _DIALECT_HINTS.get(char, "")
+                    if char else "unexpected input")
         return GrammarError(f"syntax error: {text}", line=line, column=column,
                             source=index.source, code="lark-syntax")
     return index.error(message, "lark-grammar")

@@ -97,6 +97,7 @@ def test_token_macros() -> None:
     ('root ::= TagDispatch(("<t>", t), excludes=("<",))\nt ::= "x"', "begins a tag"),
     ('root ::= Substring("ab", "c")', "not supported yet"),
     ('root ::= Token(x)', "expected a token id"),
+    ("root ::= x\nx[lazy] ::= [a-z]+", r"2:2: rule options '\[lazy\]' \(XGrammar's EBNF\)"),
 ])
 def test_macro_errors(gbnf: str, message: str) -> None:
     with pytest.raises(GrammarError, match=message):

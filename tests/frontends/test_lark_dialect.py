@@ -78,6 +78,9 @@ def test_lines_and_columns_are_kept() -> None:
     ("start: %json", "1:13: %json needs a JSON object"),
     ('start: "a" <[^5]>', "1:12: !<[5]>: a single negated token reference"),
     ("start: <nope>", "1:8: token <nope>: '<nope>' is not the text of any token"),
+    ("start: x\nx[lazy]: /[a-z]+/", "2:2: syntax error: unexpected '['"),
+    ("start: @sub", "1:8: syntax error: unexpected character '@' (llguidance's grammar refe"),
+    ("start: A\nA: /a+/ & /aa/", "2:9: syntax error: unexpected character '&' (llguidance's"),
 ])
 def test_errors(text: str, message: str) -> None:
     with pytest.raises(GrammarError) as info:
