@@ -50,6 +50,9 @@ FORMATS: dict[str, ToolFormat] = {
     "qwen_3": ToolFormat(
         call='<tool_call>\n{"name": "$name", "arguments": $args}\n</tool_call>',
         trigger="<tool_call>", excludes=("</tool_call>",), reasoning=("<think>\n", "</think>", "\n\n")),
+    "exaone": ToolFormat(
+        call='<tool_call>{"name": "$name", "arguments": $args}</tool_call>',
+        trigger="<tool_call>", excludes=("</tool_call>",), reasoning=("", "</think>", "\n\n")),
     "llama": ToolFormat(call='{"name": "$name", "parameters": $args}', trigger='{"name": '),
     "mistral": ToolFormat(call='{"name": "$name", "arguments": $args}',
                           section=("[TOOL_CALLS][", "]"), separator=", "),
@@ -72,7 +75,7 @@ HARMONY = "harmony"
 """gpt-oss's channels (`_harmony`): not a call template, a list of channel messages."""
 
 NOT_YET = ("qwen_3_5", "qwen_3_coder", "deepseek_v3_2", "deepseek_v4", "kimi_k3", "glm_4_7",
-           "minimax", "cohere", "exaone")
+           "minimax", "cohere")
 """XGrammar's other format names: XML argument styles and channel layouts not built yet."""
 
 _NAME = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
