@@ -310,7 +310,8 @@ def compile_tool_calls(tools: Any, vocab: Vocabulary, *, format: str, tool_choic
                        precompute: bool = False) -> CompiledGrammar:
     """Compile a tool-calling request (OpenAI-style `tools`, `tool_choice` "auto", "required",
     "none" or one named function) in a model family's own `format` (`qwen_3`, `llama`,
-    `mistral`, `deepseek_r1`, `deepseek_v3_1`, `kimi`, `exaone`, `harmony`;
+    `qwen_3_5`/`qwen_3_coder`, `mistral`, `deepseek_r1`, `deepseek_v3_1`, `kimi`, `glm_4_7`,
+    `exaone`, `harmony`;
     `specs/structural_tags.md`).
     Markers
     that `vocab` has as control tokens are matched as those tokens. An error in a tool's

@@ -37,6 +37,10 @@ class ToolFormat:
     section, a prefix of `call` before `$name`."""
     excludes: tuple[str, ...] = ()
     """Markers the free text cannot contain either (a call's closing marker)."""
+    style: str = "json"
+    """How `$args` is written: JSON, or an XML style of `structural_tag.xml_params`."""
+    reasoning_excludes: tuple[str, ...] = ()
+    """Markers the reasoning text cannot contain (besides its end)."""
     section: tuple[str, str] | None = None
     """Text around all calls of a message, when the family wraps them."""
     separator: str = ""
@@ -46,10 +50,20 @@ class ToolFormat:
     its text cannot contain the end. None: the family has none."""
 
 
+_GLM_ARGS = ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")
+
 FORMATS: dict[str, ToolFormat] = {
     "qwen_3": ToolFormat(
         call='<tool_call>\n{"name": "$name", "arguments": $args}\n</tool_call>',
         trigger="<tool_call>", excludes=("</tool_call>",), reasoning=("<think>\n", "</think>", "\n\n")),
+    "qwen_3_5": ToolFormat(
+        call="<tool_call>\n<function=$name>\n$args\n</function>\n</tool_call>",
+        trigger="<tool_call>\n<function=", excludes=("</tool_call>",), style="qwen_xml",
+        reasoning=("<think>\n", "</think>", "\n\n")),
+    "glm_4_7": ToolFormat(
+        call="<tool_call>$name$args</tool_call>", trigger="<tool_call>",
+        excludes=("</tool_call>", *_GLM_ARGS), style="glm_xml", reasoning=("", "</think>", ""),
+        reasoning_excludes=("<think>", "<tool_call>", "</tool_call>", *_GLM_ARGS)),
     "exaone": ToolFormat(
         call='<tool_call>{"name": "$name", "arguments": $args}</tool_call>',
         trigger="<tool_call>", excludes=("</tool_call>",), reasoning=("", "</think>", "\n\n")),
@@ -74,8 +88,9 @@ FORMATS: dict[str, ToolFormat] = {
 HARMONY = "harmony"
 """gpt-oss's channels (`_harmony`): not a call template, a list of channel messages."""
 
-NOT_YET = ("qwen_3_5", "qwen_3_coder", "deepseek_v3_2", "deepseek_v4", "kimi_k3", "glm_4_7",
-           "minimax", "cohere")
+FORMATS["qwen_3_coder"] = FORMATS["qwen_3_5"]  # XGrammar's two names of one format
+
+NOT_YET = ("deepseek_v3_2", "deepseek_v4", "kimi_k3", "minimax", "cohere")
 """XGrammar's other format names: XML argument styles and channel layouts not built yet."""
 
 _NAME = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
@@ -137,6 +152,8 @@ class _Builder:
                 content.append({"type": "regex", "pattern": "[0-9]+"})
             else:
                 item = {"type": "json_schema", "json_schema": schema, **self.options}
+                if fmt.style != "json":
+                    item["style"] = fmt.style
                 self.schemas.append(item)
                 content.append(item)
         return self.tag(begin, content, end)
@@ -227,8 +244,10 @@ def tool_calls_spec(tools: Any, controls: frozenset[str], *, format: str,
         opening, closing, after = fmt.reasoning  # type: ignore[misc]
         think = [{"type": "optional", "content": b.literal(opening)}] if opening else []
         then = [b.literal(after)] if after else []
+        text = {"type": "any_text",
+                "excludes": [t for t in fmt.reasoning_excludes if t not in controls]}
         body = {"type": "sequence", "elements": [
-            *think, b.tag("", [{"type": "any_text"}], closing), *then, body]}
+            *think, b.tag("", [text], closing), *then, body]}
     found = _pointers(body)
     mapping = [(found[id(item)], where) for item, (_, _, where) in zip(b.schemas, listed)
                if id(item) in found]  # with tool_choice "none" no call is in the body

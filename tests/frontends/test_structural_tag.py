@@ -252,7 +252,7 @@ ERRORS = [
             "tags": [{"begin": {"type": "token", "token": 1}, "content": {"type": "any_text"},
                       "end": "x"}]}), "/format/tags/0/begin", "begin with a string"),
     (_spec({"type": "any_tokens", "max_tokens": 3}), "/format/max_tokens", "not supported"),
-    (_spec({"type": "json_schema", "json_schema": {}, "style": "qwen_xml"}), "/format/style",
+    (_spec({"type": "json_schema", "json_schema": {}, "style": "cohere_xml"}), "/format/style",
      "not supported yet"),
     ("[1, 2]", "", "must be a JSON object"),
     ('{"type": "structural_tag", "format": ', None, "not valid JSON"),
@@ -314,3 +314,50 @@ def test_tokens_across_free_text_and_a_trigger() -> None:
     assert m.accept_token(ids[b"hi <f"])
     assert ids[b"=a>1"] in mask_of(m) and ids[b"x"] in mask_of(m)  # "<fx" is free text
     assert m.accept_token(ids[b"="]) and ids[b"x"] not in mask_of(m)  # "<f=" opened a tag
+
+
+XML_SCHEMA = {"type": "object", "properties": {
+    "city": {"type": "string"}, "days": {"type": "integer"}, "unit": {"enum": ["c", "f"]},
+    "tags": {"type": "array", "items": {"$ref": "#/$defs/tag"}}},
+    "required": ["city"], "$defs": {"tag": {"type": "string", "maxLength": 3}}}
+
+
+@pytest.mark.parametrize("style,element", [
+    ("qwen_xml", "<parameter={k}>{v}</parameter>"),
+    ("minimax_xml", '<parameter name="{k}">{v}</parameter>'),
+    ("glm_xml", "<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>"),
+])
+def test_xml_argument_styles(style: str, element: str) -> None:
+    compiled = compile_structural_tag(_spec({"type": "json_schema", "json_schema": XML_SCHEMA,
+                                             "style": style}), VOCAB)
+
+    def text(*pairs: tuple[str, str]) -> str:
+        return "\n" + "\n".join(element.format(k=k, v=v) for k, v in pairs) + "\n"
+
+    def accepts(s: str) -> bool:
+        m = Matcher(compiled)
+        return m.accept_string(s) and m.can_terminate()
+
+    assert accepts(text(("city", "\nSan Francisco, CA\n")))
+    assert accepts(text(("city", "Oslo"), ("days", " 3 "), ("unit", "\nf\n"),
+                        ("tags", '["a", "bc"]')))
+    assert not accepts(text(("days", "3")))  # city is required
+    assert not accepts(text(("days", "3"), ("city", "Oslo")))  # declared order
+    assert not accepts(text(("city", "Oslo"), ("days", "three")))
+    assert not accepts(text(("city", "Oslo"), ("unit", "k")))
+    assert not accepts(text(("city", "Oslo"), ("tags", '["abcd"]')))
+    assert not accepts(text(("city", "Oslo"), ("wind", "3")))
+
+
+@pytest.mark.parametrize("schema,pointer", [
+    ({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": True},
+     "/format/json_schema/additionalProperties"),
+    ({"anyOf": [{"type": "object"}]}, "/format/json_schema/anyOf"),
+    ({"type": "object", "properties": {"a": {"type": ["string", "null"]}}},
+     "/format/json_schema/properties/a/type"),
+])
+def test_xml_style_errors(schema: dict, pointer: str) -> None:
+    with pytest.raises(GrammarError) as info:
+        compile_structural_tag(_spec({"type": "json_schema", "json_schema": schema,
+                                      "style": "qwen_xml"}), VOCAB)
+    assert info.value.pointer == pointer and info.value.code == "unsupported-structural-tag"

@@ -59,8 +59,16 @@ def _accepts(compiled, vocab: Vocabulary, text: str) -> bool:  # type: ignore[no
 
 
 def _call(fmt: str, name: str, args: dict) -> str:
+    raw = {k: v if isinstance(v, str) else json.dumps(v) for k, v in args.items()}
+    if FORMATS[fmt].style == "qwen_xml":
+        rendered = "\n".join(f"<parameter={k}>\n{v}\n</parameter>" for k, v in raw.items())
+    elif FORMATS[fmt].style == "glm_xml":
+        rendered = "".join(f"\n<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>"
+                           for k, v in raw.items()) + "\n"
+    else:
+        rendered = json.dumps(args)
     return FORMATS[fmt].call.replace("$name", name).replace("$index", "0").replace(
-        "$args", json.dumps(args))
+        "$args", rendered)
 
 
 def _message(fmt: str, calls: list[str]) -> str:
@@ -72,7 +80,7 @@ def _message(fmt: str, calls: list[str]) -> str:
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_calls_in_each_format(fmt: str) -> None:
-    vocab = QWEN if fmt == "qwen_3" else SMALL
+    vocab = QWEN if fmt.startswith("qwen") else SMALL
     auto = compile_tool_calls(TOOLS, vocab, format=fmt)
     weather = _call(fmt, "get_weather", {"city": "Oslo"})
     time = _call(fmt, "get_time", {"zone": "utc"})
@@ -103,7 +111,7 @@ def test_calls_in_each_format(fmt: str) -> None:
 
 @pytest.mark.parametrize("fmt", [f for f in sorted(FORMATS) if FORMATS[f].reasoning])
 def test_reasoning_comes_first(fmt: str) -> None:
-    vocab = QWEN if fmt == "qwen_3" else SMALL
+    vocab = QWEN if fmt.startswith("qwen") else SMALL
     compiled = compile_tool_calls(TOOLS, vocab, format=fmt, reasoning=True)
     opening, end, after = FORMATS[fmt].reasoning  # type: ignore[misc]
     call = _message(fmt, [_call(fmt, "get_time", {"zone": "local"})])

@@ -25,6 +25,7 @@ from ...ir.nodes import (
     Node,
     Repeat,
     Rule,
+    RuleRef,
     Seq,
     TokenRef,
 )
@@ -38,6 +39,7 @@ from ..json_schema import JsonSchemaOptions, schema_to_grammar
 from ..parsed import Parsed
 from ..regex import parse_regex
 from .spec import Obj, invalid
+from .xml_params import XML_STYLES, xml_parameters
 
 __all__ = ["Ends", "Translator"]
 
@@ -102,7 +104,7 @@ class Translator:
         obj.done()
         return node
 
-    def embed(self, grammar: Grammar, kind: str) -> Node:
+    def embed(self, grammar: Grammar, kind: str) -> RuleRef:
         """A reference to `grammar`'s start, its rules merged in (`ir.merge`)."""
         return self.merged.add(grammar, kind)
 
@@ -119,9 +121,10 @@ class Translator:
         if style not in JSON_STYLES:
             raise invalid(obj.at("style"), f"unknown style {style!r}; expected one of "
                                            f"{', '.join(JSON_STYLES)}")
-        if style != "json":
-            raise GrammarError(f"the {style!r} style is not supported yet (only 'json')",
-                               pointer=obj.at("style"), code="unsupported-structural-tag")
+        if style != "json" and style not in XML_STYLES:
+            raise GrammarError(f"the {style!r} style is not supported yet (supported: json, "
+                               f"{', '.join(XML_STYLES)})", pointer=obj.at("style"),
+                               code="unsupported-structural-tag")
         if obj.boolean("any_order", False):
             raise GrammarError("'any_order': properties in any order are not supported yet; "
                                "they follow the schema's order", pointer=obj.at("any_order"),
@@ -133,6 +136,15 @@ class Translator:
         options = JsonSchemaOptions(strict=True) if most is None else JsonSchemaOptions(
             strict=True, max_whitespace=most)
         where = obj.at("json_schema")
+        if style != "json":
+            return xml_parameters(schema, style, where, options.max_whitespace,
+                                  lambda sub, at: self.json_value(sub, at, options), self.limits)
+        ref = self.json_value(schema, where, options)
+        self.schema_roots.add(ref.name)  # type: ignore[union-attr]
+        return ref
+
+    def json_value(self, schema: Any, where: str, options: JsonSchemaOptions) -> RuleRef:
+        """A reference to the grammar of `schema`'s instances, its errors and notes at `where`."""
         try:
             parsed = schema_to_grammar(schema, options, self.limits)
         except GrammarError as exc:
@@ -140,9 +152,7 @@ class Translator:
         self.diagnostics.extend(
             Diagnostic(d.severity, d.code, d.message, d.span, where + (d.pointer or ""))
             for d in parsed.diagnostics)
-        ref = self.embed(parsed.grammar, "j")
-        self.schema_roots.add(ref.name)  # type: ignore[union-attr]
-        return ref
+        return self.embed(parsed.grammar, "j")
 
     def grammar_format(self, obj: Obj, ends: Ends) -> Node:
         text = obj.string("grammar")
