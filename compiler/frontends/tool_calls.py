@@ -219,8 +219,9 @@ def tool_calls_spec(tools: Any, controls: frozenset[str], *, format: str,
                                      f"{{'type': 'function', 'function': {{'name': ...}}}}, "
                                      f"got {tool_choice!r}")
     if choice != "none" and not listed:
-        choice = "none" if choice == "auto" else _raise(
-            _error("/tools", f"tool_choice {tool_choice!r} needs at least one tool"))
+        if choice != "auto":
+            raise _error("/tools", f"tool_choice {tool_choice!r} needs at least one tool")
+        choice = "none"  # "auto" with no tool: text only
     if reasoning and fmt.reasoning is None and format != HARMONY:
         raise _error("/reasoning", f"the {format!r} format has no reasoning block")
     options = {} if max_whitespace is None else {"max_whitespace_cnt": max_whitespace}
@@ -290,10 +291,6 @@ def _harmony(b: _Builder, listed: list[tuple[str, Any, str]], choice: str, reaso
         b.literal("<|channel|>analysis<|message|>"),
         {"type": "any_text", "excludes": ["<|end|>"]}, b.literal("<|end|><|start|>assistant")]}
     return {"type": "sequence", "elements": [{"type": "star", "content": analysis}, body]}
-
-
-def _raise(error: GrammarError) -> Any:
-    raise error
 
 
 def _calls(b: _Builder, fmt: ToolFormat, calls: list[dict[str, Any]], choice: str,
