@@ -8,6 +8,7 @@ still be completed, EOS iff they are complete.
 """
 from __future__ import annotations
 
+import pickle
 import random
 
 import pytest
@@ -128,3 +129,13 @@ def test_errors(gbnf: str, message: str) -> None:
     with pytest.raises(GrammarError) as info:
         compile_gbnf(gbnf, VOCAB)
     assert message in str(info.value)
+
+
+def test_pickled_grammars_keep_their_named_tokens() -> None:
+    compiled = compile_gbnf('root ::= <think> t </think>\nt ::= !</think>*', VOCAB)
+    loaded = pickle.loads(pickle.dumps(compiled))
+    assert loaded.named_tokens == compiled.named_tokens == (THINK, END_THINK)
+    a, b = Matcher(compiled), Matcher(loaded)
+    for tid in (THINK, IM_START, *VOCAB.encode("x")):
+        assert mask_of(a) == mask_of(b)
+        assert a.accept_token(tid) and b.accept_token(tid)
