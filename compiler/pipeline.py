@@ -298,7 +298,7 @@ def compile_structural_tag(spec: Any, vocab: Vocabulary, *, limits: Limits = DEF
     """Compile a structural tag (XGrammar's format, as vLLM and SGLang pass it: a dict or a JSON
     string) against `vocab`; `specs/structural_tags.md` gives the language of each format."""
     with compile_deadline(limits):
-        parsed = structural_tag_to_grammar(spec, limits)
+        parsed = structural_tag_to_grammar(spec, limits, _control_texts(vocab)[0])
         compiled = compile_grammar(parsed.grammar, vocab, limits=limits, precompute=precompute)
     return _with_notes(compiled, parsed.diagnostics)
 
@@ -309,20 +309,17 @@ def compile_tool_calls(tools: Any, vocab: Vocabulary, *, format: str, tool_choic
                        limits: Limits = DEFAULT_LIMITS,
                        precompute: bool = False) -> CompiledGrammar:
     """Compile a tool-calling request (OpenAI-style `tools`, `tool_choice` "auto", "required",
-    "none" or one named function) in a model family's own `format` (`qwen_3`, `llama`,
-    `qwen_3_5`/`qwen_3_coder`, `mistral`, `deepseek_r1`, `deepseek_v3_1`, `kimi`, `glm_4_7`,
-    `exaone`, `harmony`;
-    `specs/structural_tags.md`).
-    Markers
-    that `vocab` has as control tokens are matched as those tokens. An error in a tool's
+    "none" or one named function) in a model family's own `format` (`llama`, `qwen_3`,
+    `qwen_3_5`/`qwen_3_coder`, `mistral`, `deepseek_r1`, `deepseek_v3_1`, `deepseek_v3_2`,
+    `deepseek_v4`, `kimi`, `kimi_k3`, `glm_4_7`, `minimax`, `cohere`, `exaone`, `harmony`;
+    `specs/structural_tags.md`). Markers that `vocab` has as control tokens are matched as
+    those tokens. An error in a tool's
     schema names the tool's pointer (`/tools/2/function/parameters/...`)."""
-    eos = set(vocab.eos_token_ids.tolist())
-    texts = [(i, text.decode("utf-8", "replace")) for i, text in vocab.special_token_text]
+    controls, stops = _control_texts(vocab)
     spec, schemas = tool_calls_spec(
-        tools, frozenset(t for i, t in texts if i not in eos), format=format,
-        tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls, reasoning=reasoning,
-        response_format=response_format, max_whitespace=max_whitespace,
-        stops=frozenset(t for i, t in texts if i in eos))
+        tools, controls, format=format, tool_choice=tool_choice,
+        parallel_tool_calls=parallel_tool_calls, reasoning=reasoning,
+        response_format=response_format, max_whitespace=max_whitespace, stops=stops)
     try:
         return compile_structural_tag(spec, vocab, limits=limits, precompute=precompute)
     except GrammarError as exc:
@@ -331,6 +328,14 @@ def compile_tool_calls(tools: Any, vocab: Vocabulary, *, format: str, tool_choic
             if where == inside or where.startswith(inside + "/"):
                 raise exc.located(pointer=request + where[len(inside):]) from None
         raise
+
+
+def _control_texts(vocab: Vocabulary) -> tuple[frozenset[str], frozenset[str]]:
+    """The texts of `vocab`'s control tokens that are not stop tokens, and of its stop tokens."""
+    eos = set(vocab.eos_token_ids.tolist())
+    texts = [(i, text.decode("utf-8", "replace")) for i, text in vocab.special_token_text]
+    return (frozenset(t for i, t in texts if i not in eos),
+            frozenset(t for i, t in texts if i in eos))
 
 
 def _with_notes(compiled: CompiledGrammar,

@@ -23,8 +23,6 @@ from .json_schema.document import join
 
 __all__ = ["FORMATS", "ToolFormat", "tool_calls_spec"]
 
-THINK_TOKENS = ("<think>", "</think>")
-
 
 @dataclass(frozen=True)
 class ToolFormat:
@@ -48,6 +46,12 @@ class ToolFormat:
     reasoning: tuple[str, str, str] | None = None
     """The reasoning block: (an opening the model may write, the end, what follows the end);
     its text cannot contain the end. None: the family has none."""
+    without_reasoning: str = ""
+    """What opens the output when `reasoning` is off (MiniMax closes an empty block)."""
+    section_prefix: str = ""
+    """Text before the section when no free text precedes it ("required", a named call)."""
+    think_markers: tuple[str, ...] = ("<think>", "</think>")
+    """The reasoning markers the free text cannot contain."""
 
 
 _GLM_ARGS = ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")
@@ -83,15 +87,39 @@ FORMATS: dict[str, ToolFormat] = {
              "<|tool_call_end|>",
         section=("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"),
         reasoning=("", "</think>", "")),
+    "deepseek_v3_2": ToolFormat(
+        call='<｜DSML｜invoke name="$name">\n$args</｜DSML｜invoke>\n', style="deepseek_xml",
+        section=("<｜DSML｜function_calls>\n", "</｜DSML｜function_calls>"),
+        trigger="<｜DSML｜function_calls>", section_prefix="\n\n",
+        reasoning=("", "</think>", "")),
+    "deepseek_v4": ToolFormat(
+        call='<｜DSML｜invoke name="$name">\n$args</｜DSML｜invoke>\n', style="deepseek_xml",
+        section=("<｜DSML｜tool_calls>\n", "</｜DSML｜tool_calls>"),
+        trigger="<｜DSML｜tool_calls>", section_prefix="\n\n", reasoning=("", "</think>", "")),
+    "minimax": ToolFormat(
+        call='<invoke name="$name">\n$args</invoke>\n', style="minimax_xml",
+        section=("<minimax:tool_call>\n", "</minimax:tool_call>"),
+        trigger="<minimax:tool_call>", section_prefix="\n",
+        reasoning=("", "</think>", "\n\n"), without_reasoning="\n</think>\n\n"),
+    "cohere": ToolFormat(
+        call='<cofl:tool_call id="$index" name="$name">$args</cofl:tool_call>',
+        style="cohere_xml", section=("<cofl:tool_calls>", "</cofl:tool_calls>"),
+        reasoning=("", "<|END_THINKING|>", ""),
+        think_markers=("<|START_THINKING|>", "<|END_THINKING|>")),
 }
 
 HARMONY = "harmony"
 """gpt-oss's channels (`_harmony`): not a call template, a list of channel messages."""
 
-FORMATS["qwen_3_coder"] = FORMATS["qwen_3_5"]  # XGrammar's two names of one format
+KIMI_K3 = "kimi_k3"
+"""Kimi-K3's blocks (`_kimi_k3`): reasoning, response and tools blocks, then the message end."""
 
-NOT_YET = ("deepseek_v3_2", "deepseek_v4", "kimi_k3", "minimax", "cohere")
-"""XGrammar's other format names: XML argument styles and channel layouts not built yet."""
+FORMATS["qwen_3_coder"] = FORMATS["qwen_3_5"]  # XGrammar's two names of one format
+FORMATS[KIMI_K3] = ToolFormat(
+    call='<|open|>call tool="$name" index="$index"<|sep|>$args<|close|>call<|sep|>',
+    style="kimi_k3_xml", section=("<|open|>tools<|sep|>", "<|close|>tools<|sep|>"),
+    reasoning=("", "<|close|>think<|sep|>", "<|open|>response<|sep|>"),
+    reasoning_excludes=("<|open|>", "<|close|>"), think_markers=("<|open|>", "<|close|>"))
 
 _NAME = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 _PIECES = re.compile(r"\$(name|args|index)")
@@ -201,9 +229,6 @@ def tool_calls_spec(tools: Any, controls: frozenset[str], *, format: str,
     fmt = FORMATS.get(format, ToolFormat(call="") if format == HARMONY else None)
     if fmt is None:
         known = ", ".join(sorted([*FORMATS, HARMONY]))
-        if format in NOT_YET:
-            raise _error("/format", f"the {format!r} tool-call format is not supported yet "
-                                    f"(supported: {known})")
         raise _error("/format", f"unknown tool-call format {format!r}; expected one of {known}")
     listed = _tools(tools)
     if isinstance(tool_choice, dict):
@@ -233,14 +258,19 @@ def tool_calls_spec(tools: Any, controls: frozenset[str], *, format: str,
             (found[id(item)], where) for item, (_, _, where) in zip(b.schemas, listed)
             if id(item) in found]
     calls = [b.call(fmt, name, schema) for name, schema, _ in listed]
-    excludes = [t for t in (*THINK_TOKENS, *fmt.excludes) if t not in controls]
+    excludes = [t for t in (*fmt.think_markers, *fmt.excludes) if t not in controls]
     answer: dict[str, Any] = ({"type": "json_schema", "json_schema": response_format, **options}
                               if response_format is not None
                               else {"type": "any_text", "excludes": excludes})
-    body = answer if choice == "none" else _calls(b, fmt, calls, choice, parallel_tool_calls,
-                                                   excludes, response_format is not None)
-    if choice == "auto" and response_format is not None:
-        body = {"type": "or", "elements": [answer, body]}
+    if format == KIMI_K3:
+        body = _kimi_k3(b, fmt, calls, choice, parallel_tool_calls, excludes, answer)
+    else:
+        body = answer if choice == "none" else _calls(
+            b, fmt, calls, choice, parallel_tool_calls, excludes, response_format is not None)
+        if choice == "auto" and response_format is not None:
+            body = {"type": "or", "elements": [answer, body]}
+    if not reasoning and fmt.without_reasoning:
+        body = {"type": "sequence", "elements": [b.literal(fmt.without_reasoning), body]}
     if reasoning:
         opening, closing, after = fmt.reasoning  # type: ignore[misc]
         think = [{"type": "optional", "content": b.literal(opening)}] if opening else []
@@ -299,18 +329,46 @@ def _calls(b: _Builder, fmt: ToolFormat, calls: list[dict[str, Any]], choice: st
     when a JSON answer is the alternative), or one call of the named function. Without a
     section, calls lie in free text as the model writes them; with one, the section holds one
     call or (parallel) several, separated."""
-    one = choice == "named" or not parallel
     if fmt.section is not None:
-        listed = {"type": "tags_with_separator", "tags": calls, "separator": fmt.separator,
-                  "at_least_one": True, "stop_after_first": one}
-        section = b.tag(fmt.section[0], [listed], fmt.section[1])
+        section = _section(b, fmt, calls, choice, parallel)
         if choice == "auto" and not answer_instead:
-            return _triggered([section], excludes, False, True, fmt.section[0])
+            return _triggered([section], excludes, False, True, fmt.trigger or fmt.section[0])
+        if fmt.section_prefix:
+            return {"type": "sequence", "elements": [b.literal(fmt.section_prefix), section]}
         return section
+    one = choice == "named" or not parallel
     if choice == "named":
         return calls[0]
     return _triggered(calls, excludes, choice == "required" or answer_instead, one,
                       fmt.trigger)
+
+
+def _section(b: _Builder, fmt: ToolFormat, calls: list[dict[str, Any]], choice: str,
+             parallel: bool) -> dict[str, Any]:
+    """The section holding one call or (parallel) several, separated."""
+    listed = {"type": "tags_with_separator", "tags": calls, "separator": fmt.separator,
+              "at_least_one": True, "stop_after_first": choice == "named" or not parallel}
+    return b.tag(fmt.section[0], [listed], fmt.section[1])  # type: ignore[index]
+
+
+def _kimi_k3(b: _Builder, fmt: ToolFormat, calls: list[dict[str, Any]], choice: str,
+             parallel: bool, excludes: list[str], answer: dict[str, Any]) -> dict[str, Any]:
+    """Kimi-K3's output after its reasoning block: the response block's text (the prompt
+    opened it when there is no reasoning), its end, the tools block (optional with "auto"),
+    and the message end. With a JSON answer and "auto": the answer and no tools block, or text
+    and the tools block."""
+    text = {"type": "any_text", "excludes": excludes}
+    response_end, message_end = (b.literal("<|close|>response<|sep|>"),
+                                 b.literal("<|close|>message<|sep|>"))
+    if choice == "none":
+        return {"type": "sequence", "elements": [answer, response_end, message_end]}
+    section = _section(b, fmt, calls, choice, parallel)
+    if choice == "auto" and answer["type"] == "json_schema":
+        return {"type": "or", "elements": [
+            {"type": "sequence", "elements": [answer, response_end, message_end]},
+            {"type": "sequence", "elements": [text, response_end, section, message_end]}]}
+    tools = {"type": "optional", "content": section} if choice == "auto" else section
+    return {"type": "sequence", "elements": [text, response_end, tools, message_end]}
 
 
 def _triggered(tags: list[dict[str, Any]], excludes: list[str], at_least_one: bool,

@@ -13,7 +13,7 @@ import pytest
 
 from grammask.compiler import GrammarError, compile_structural_tag
 from grammask.runtime import Matcher, Vocabulary
-from tests.support.masks import mask_of, random_tokenization
+from tests.support.masks import guided_walk, mask_of, random_tokenization
 from tests.support.structural_reference import Reference
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"},
@@ -155,27 +155,6 @@ def test_language_equals_reference(name: str, spec: dict, good: list[str],
             text
 
 
-def _guided_walk(compiled, guide: list[int], rng: random.Random,  # type: ignore[no-untyped-def]
-                 steps: int) -> tuple[bytes, bool]:
-    """A constrained walk that mostly follows `guide` (a good text's tokens) and sometimes
-    leaves it for a random allowed token, then wanders: near-misses of a good text."""
-    m, text, k = Matcher(compiled), b"", 0
-    eos = set(VOCAB.eos_token_ids.tolist())
-    for _ in range(steps):
-        allowed = mask_of(m)
-        assert allowed, "a live prefix always has a continuation"
-        if allowed & eos and (k >= len(guide) or rng.random() < 0.1):
-            assert m.accept_token(min(allowed & eos)) and m.is_terminated()
-            return text, True
-        if k < len(guide) and guide[k] in allowed and rng.random() < 0.95:
-            tid, k = guide[k], k + 1
-        else:
-            tid, k = rng.choice(sorted(allowed - eos)), len(guide)
-        assert m.accept_token(tid)
-        text += VOCAB.token_bytes(tid)
-    return text, False
-
-
 @pytest.mark.parametrize("name,spec,good", [c[:3] for c in CASES], ids=[c[0] for c in CASES])
 def test_random_walks_are_sound(name: str, spec: dict, good: list[str]) -> None:
     ref = Reference(spec)
@@ -184,7 +163,7 @@ def test_random_walks_are_sound(name: str, spec: dict, good: list[str]) -> None:
     ended = 0
     for i in range(60):
         guide = random_tokenization(VOCAB, rng.choice(good).encode(), rng)
-        text, done = _guided_walk(compiled, guide, rng, 120)
+        text, done = guided_walk(compiled, VOCAB, guide, rng, 120)
         if done:
             ended += 1
             assert ref.matches(text.decode()), text
@@ -252,8 +231,8 @@ ERRORS = [
             "tags": [{"begin": {"type": "token", "token": 1}, "content": {"type": "any_text"},
                       "end": "x"}]}), "/format/tags/0/begin", "begin with a string"),
     (_spec({"type": "any_tokens", "max_tokens": 3}), "/format/max_tokens", "not supported"),
-    (_spec({"type": "json_schema", "json_schema": {}, "style": "cohere_xml"}), "/format/style",
-     "not supported yet"),
+    (_spec({"type": "json_schema", "json_schema": {}, "style": "yaml"}), "/format/style",
+     "unknown style"),
     ("[1, 2]", "", "must be a JSON object"),
     ('{"type": "structural_tag", "format": ', None, "not valid JSON"),
 ]
@@ -316,48 +295,3 @@ def test_tokens_across_free_text_and_a_trigger() -> None:
     assert m.accept_token(ids[b"="]) and ids[b"x"] not in mask_of(m)  # "<f=" opened a tag
 
 
-XML_SCHEMA = {"type": "object", "properties": {
-    "city": {"type": "string"}, "days": {"type": "integer"}, "unit": {"enum": ["c", "f"]},
-    "tags": {"type": "array", "items": {"$ref": "#/$defs/tag"}}},
-    "required": ["city"], "$defs": {"tag": {"type": "string", "maxLength": 3}}}
-
-
-@pytest.mark.parametrize("style,element", [
-    ("qwen_xml", "<parameter={k}>{v}</parameter>"),
-    ("minimax_xml", '<parameter name="{k}">{v}</parameter>'),
-    ("glm_xml", "<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>"),
-])
-def test_xml_argument_styles(style: str, element: str) -> None:
-    compiled = compile_structural_tag(_spec({"type": "json_schema", "json_schema": XML_SCHEMA,
-                                             "style": style}), VOCAB)
-
-    def text(*pairs: tuple[str, str]) -> str:
-        return "\n" + "\n".join(element.format(k=k, v=v) for k, v in pairs) + "\n"
-
-    def accepts(s: str) -> bool:
-        m = Matcher(compiled)
-        return m.accept_string(s) and m.can_terminate()
-
-    assert accepts(text(("city", "\nSan Francisco, CA\n")))
-    assert accepts(text(("city", "Oslo"), ("days", " 3 "), ("unit", "\nf\n"),
-                        ("tags", '["a", "bc"]')))
-    assert not accepts(text(("days", "3")))  # city is required
-    assert not accepts(text(("days", "3"), ("city", "Oslo")))  # declared order
-    assert not accepts(text(("city", "Oslo"), ("days", "three")))
-    assert not accepts(text(("city", "Oslo"), ("unit", "k")))
-    assert not accepts(text(("city", "Oslo"), ("tags", '["abcd"]')))
-    assert not accepts(text(("city", "Oslo"), ("wind", "3")))
-
-
-@pytest.mark.parametrize("schema,pointer", [
-    ({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": True},
-     "/format/json_schema/additionalProperties"),
-    ({"anyOf": [{"type": "object"}]}, "/format/json_schema/anyOf"),
-    ({"type": "object", "properties": {"a": {"type": ["string", "null"]}}},
-     "/format/json_schema/properties/a/type"),
-])
-def test_xml_style_errors(schema: dict, pointer: str) -> None:
-    with pytest.raises(GrammarError) as info:
-        compile_structural_tag(_spec({"type": "json_schema", "json_schema": schema,
-                                      "style": "qwen_xml"}), VOCAB)
-    assert info.value.pointer == pointer and info.value.code == "unsupported-structural-tag"

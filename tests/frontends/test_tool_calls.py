@@ -9,6 +9,7 @@ import pytest
 from grammask.compiler import GrammarError, compile_tool_calls
 from grammask.compiler.frontends.tool_calls import FORMATS
 from grammask.runtime import Matcher, Vocabulary
+from tests.support.xml_reference import render
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 TIME = {"type": "object", "properties": {"zone": {"enum": ["utc", "local"]}},
@@ -59,23 +60,39 @@ def _accepts(compiled, vocab: Vocabulary, text: str) -> bool:  # type: ignore[no
 
 
 def _call(fmt: str, name: str, args: dict) -> str:
-    raw = {k: v if isinstance(v, str) else json.dumps(v) for k, v in args.items()}
-    if FORMATS[fmt].style == "qwen_xml":
+    style = FORMATS[fmt].style
+    if style == "qwen_xml":
+        raw = {k: v if isinstance(v, str) else json.dumps(v) for k, v in args.items()}
         rendered = "\n".join(f"<parameter={k}>\n{v}\n</parameter>" for k, v in raw.items())
-    elif FORMATS[fmt].style == "glm_xml":
-        rendered = "".join(f"\n<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>"
-                           for k, v in raw.items()) + "\n"
+    elif style != "json":
+        rendered = render(style, args)
     else:
         rendered = json.dumps(args)
     return FORMATS[fmt].call.replace("$name", name).replace("$index", "0").replace(
         "$args", rendered)
 
 
-def _message(fmt: str, calls: list[str]) -> str:
+def _body(fmt: str, text: str = "", calls: tuple[str, ...] = ()) -> str:
+    """What follows the reasoning block: text, then the calls as the family writes them."""
     f = FORMATS[fmt]
+    if fmt == "kimi_k3":
+        tools = f.section[0] + "".join(calls) + f.section[1] if calls else ""  # type: ignore
+        return f"{text}<|close|>response<|sep|>{tools}<|close|>message<|sep|>"
+    if not calls:
+        return text
     if f.section is None:
-        return "\n".join(calls)
-    return f.section[0] + f.separator.join(calls) + f.section[1]
+        return text + "\n".join(calls)
+    return text + f.section_prefix + f.section[0] + f.separator.join(calls) + f.section[1]
+
+
+def _message(fmt: str, calls: list[str]) -> str:
+    """A whole output without reasoning: the calls."""
+    return FORMATS[fmt].without_reasoning + _body(fmt, "", tuple(calls))
+
+
+def _text(fmt: str, text: str) -> str:
+    """A whole output without reasoning: text only."""
+    return FORMATS[fmt].without_reasoning + _body(fmt, text)
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
@@ -84,15 +101,17 @@ def test_calls_in_each_format(fmt: str) -> None:
     auto = compile_tool_calls(TOOLS, vocab, format=fmt)
     weather = _call(fmt, "get_weather", {"city": "Oslo"})
     time = _call(fmt, "get_time", {"zone": "utc"})
-    assert _accepts(auto, vocab, "Just text.")
+    assert _accepts(auto, vocab, _text(fmt, "Just text."))
     assert _accepts(auto, vocab, _message(fmt, [weather]))
     assert _accepts(auto, vocab, _message(fmt, [weather, time]))
     assert not _accepts(auto, vocab, _message(fmt, [_call(fmt, "get_weather", {"town": "x"})]))
     assert not _accepts(auto, vocab, _message(fmt, [_call(fmt, "get_news", {})]))
-    opening = FORMATS[fmt].trigger or FORMATS[fmt].section[0]  # type: ignore[index]
-    assert not _accepts(auto, vocab, f"text {opening}! more"), "a trigger must open a call"
+    if fmt != "kimi_k3":  # its tools block follows the response block, not free text
+        opening = FORMATS[fmt].trigger or FORMATS[fmt].section[0]  # type: ignore[index]
+        assert not _accepts(auto, vocab, _text(fmt, f"text {opening}! more")), \
+            "a trigger must open a call"
     required = compile_tool_calls(TOOLS, vocab, format=fmt, tool_choice="required")
-    assert not _accepts(required, vocab, "Just text.")
+    assert not _accepts(required, vocab, _text(fmt, "Just text."))
     assert _accepts(required, vocab, _message(fmt, [time]))
     single = compile_tool_calls(TOOLS, vocab, format=fmt, tool_choice="required",
                                 parallel_tool_calls=False)
@@ -103,10 +122,12 @@ def test_calls_in_each_format(fmt: str) -> None:
     assert _accepts(named, vocab, _message(fmt, [time]))
     assert not _accepts(named, vocab, _message(fmt, [weather]))
     none = compile_tool_calls(TOOLS, vocab, format=fmt, tool_choice="none")
-    assert _accepts(none, vocab, "Just text.")
-    assert not _accepts(none, vocab, "a <think> b")
-    if FORMATS[fmt].section is not None:  # its markers are control tokens, never text
-        assert not _accepts(none, vocab, _message(fmt, [weather]))
+    assert _accepts(none, vocab, _text(fmt, "Just text."))
+    marker = FORMATS[fmt].think_markers[0]
+    assert not _accepts(none, vocab, _text(fmt, f"a {marker} b"))
+    section = FORMATS[fmt].section
+    if section is not None and any(section[0].startswith(m) for m in MARKERS):
+        assert not _accepts(none, vocab, _message(fmt, [weather]))  # control tokens
 
 
 @pytest.mark.parametrize("fmt", [f for f in sorted(FORMATS) if FORMATS[f].reasoning])
@@ -114,9 +135,9 @@ def test_reasoning_comes_first(fmt: str) -> None:
     vocab = QWEN if fmt.startswith("qwen") else SMALL
     compiled = compile_tool_calls(TOOLS, vocab, format=fmt, reasoning=True)
     opening, end, after = FORMATS[fmt].reasoning  # type: ignore[misc]
-    call = _message(fmt, [_call(fmt, "get_time", {"zone": "local"})])
+    call = _body(fmt, "", (_call(fmt, "get_time", {"zone": "local"}),))
     assert _accepts(compiled, vocab, f"Let me think.{end}{after}{call}")
-    assert _accepts(compiled, vocab, f"{opening}Hmm.{end}{after}Answer.")
+    assert _accepts(compiled, vocab, f"{opening}Hmm.{end}{after}{_body(fmt, 'Answer.')}")
     assert not _accepts(compiled, vocab, call)
     assert not _accepts(compiled, vocab, f"a{end}b{end}{after}c") or FORMATS[fmt].section
     # (a section opened by a control token makes the answer's text token-level: its text
@@ -188,7 +209,7 @@ def test_harmony(stops: list[str]) -> None:
 
 @pytest.mark.parametrize("kwargs,pointer,message", [
     (dict(format="nope"), "/format", "unknown tool-call format 'nope'"),
-    (dict(format="minimax"), "/format", "not supported yet"),
+    (dict(format="minimax_m1"), "/format", "unknown tool-call format"),
     (dict(format="llama", reasoning=True), "/reasoning", "has no reasoning block"),
     (dict(format="qwen_3", tool_choice="sometimes"), "/tool_choice", "tool_choice is"),
     (dict(format="qwen_3", tool_choice={"type": "function", "function": {"name": "x"}}),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import random
 
-from grammask.runtime import Matcher, Vocabulary, allocate_token_bitmask
+from grammask.runtime import CompiledGrammar, Matcher, Vocabulary, allocate_token_bitmask
 
 from .vocabularies import allowed_ids, oracle_viable_text, reference_complete, reference_viable
 
@@ -89,6 +89,28 @@ def walk(matcher: Matcher, vocab: Vocabulary, rng: random.Random, max_steps: int
         except UnicodeDecodeError:
             continue
         assert oracle_viable_text(pattern, decoded), (pattern, text)
+    return text, False
+
+
+def guided_walk(compiled: CompiledGrammar, vocab: Vocabulary, guide: list[int],
+                rng: random.Random, steps: int, follow: float = 0.95) -> tuple[bytes, bool]:
+    """A constrained walk that follows `guide` (a good text's tokens) at each step with
+    probability `follow`, else leaves it for a random allowed token and wanders: near-misses of
+    a good text. Returns the text and whether the walk ended (by a stop token)."""
+    m, text, k = Matcher(compiled), b"", 0
+    eos = set(vocab.eos_token_ids.tolist())
+    for _ in range(steps):
+        allowed = mask_of(m)
+        assert allowed, "a live prefix always has a continuation"
+        if allowed & eos and (k >= len(guide) or rng.random() < 0.1):
+            assert m.accept_token(min(allowed & eos)) and m.is_terminated()
+            return text, True
+        if k < len(guide) and guide[k] in allowed and rng.random() < follow:
+            tid, k = guide[k], k + 1
+        else:
+            tid, k = rng.choice(sorted(allowed - eos)), len(guide)
+        assert m.accept_token(tid)
+        text += vocab.token_bytes(tid)
     return text, False
 
 

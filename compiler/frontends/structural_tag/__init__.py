@@ -29,12 +29,14 @@ def load_structural_tag(spec: Any, limits: Limits = DEFAULT_LIMITS) -> dict[str,
     return spec
 
 
-def structural_tag_to_grammar(spec: Any, limits: Limits = DEFAULT_LIMITS) -> Parsed:
+def structural_tag_to_grammar(spec: Any, limits: Limits = DEFAULT_LIMITS,
+                              controls: frozenset[str] = frozenset()) -> Parsed:
     """The grammar of the texts `spec` describes, with the embedded schemas' diagnostics (their
-    pointers inside the spec)."""
+    pointers inside the spec); the markers of XML argument styles that are among `controls`
+    (the vocabulary's control-token texts) are matched as those tokens."""
     with compile_deadline(limits):
         top = Obj(load_structural_tag(spec, limits), "", "a structural tag")
-        translator = Translator(limits)
+        translator = Translator(limits, controls)
         if "structures" in top.data or "triggers" in top.data:
             root = translator.format(Obj(_legacy(top), "", "a structural tag"))
         else:

@@ -14,6 +14,7 @@ leaves, resolved against the vocabulary by the pipeline (`lowering/tokens.py`).
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Callable, NamedTuple
 
 from ...ir.merge import MergedRules
@@ -39,7 +40,7 @@ from ..json_schema import JsonSchemaOptions, schema_to_grammar
 from ..parsed import Parsed
 from ..regex import parse_regex
 from .spec import Obj, invalid
-from .xml_params import XML_STYLES, xml_parameters
+from .xml_params import xml_parameters
 
 __all__ = ["Ends", "Translator"]
 
@@ -61,8 +62,11 @@ def _text(value: str) -> Node:
 class Translator:
     """Builds the grammar of one spec: `root(format)` then `grammar()`."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, controls: frozenset[str] = frozenset()) -> None:
         self.limits = limits
+        self.controls = controls
+        self.split = re.compile("|".join(map(re.escape, sorted(controls, key=len, reverse=True)))
+                                ) if controls else None
         self.merged = MergedRules(reserved=("root",))
         self.diagnostics: list[Diagnostic] = []
         self.schema_roots: set[str] = set()
@@ -104,6 +108,18 @@ class Translator:
         obj.done()
         return node
 
+    def marker(self, text: str) -> Node:
+        """A marker of an XML argument style: text, each control token of the vocabulary in
+        it (Kimi-K3's `<|open|>`) as that token."""
+        parts: list[Node] = []
+        at = 0
+        for m in self.split.finditer(text) if self.split else ():
+            parts += [_text(text[at:m.start()]), TokenRef(texts=(m.group(),))]
+            at = m.end()
+        parts.append(_text(text[at:]))
+        parts = [p for p in parts if p != EMPTY]
+        return EMPTY if not parts else parts[0] if len(parts) == 1 else Seq(tuple(parts))
+
     def embed(self, grammar: Grammar, kind: str) -> RuleRef:
         """A reference to `grammar`'s start, its rules merged in (`ir.merge`)."""
         return self.merged.add(grammar, kind)
@@ -121,10 +137,6 @@ class Translator:
         if style not in JSON_STYLES:
             raise invalid(obj.at("style"), f"unknown style {style!r}; expected one of "
                                            f"{', '.join(JSON_STYLES)}")
-        if style != "json" and style not in XML_STYLES:
-            raise GrammarError(f"the {style!r} style is not supported yet (supported: json, "
-                               f"{', '.join(XML_STYLES)})", pointer=obj.at("style"),
-                               code="unsupported-structural-tag")
         if obj.boolean("any_order", False):
             raise GrammarError("'any_order': properties in any order are not supported yet; "
                                "they follow the schema's order", pointer=obj.at("any_order"),
@@ -138,7 +150,8 @@ class Translator:
         where = obj.at("json_schema")
         if style != "json":
             return xml_parameters(schema, style, where, options.max_whitespace,
-                                  lambda sub, at: self.json_value(sub, at, options), self.limits)
+                                  lambda sub, at: self.json_value(sub, at, options), self.limits,
+                                  self.marker)
         ref = self.json_value(schema, where, options)
         self.schema_roots.add(ref.name)  # type: ignore[union-attr]
         return ref

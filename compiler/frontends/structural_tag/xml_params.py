@@ -1,114 +1,351 @@
 """XGrammar's XML argument styles of a `json_schema` item: the top-level object's properties as
 XML elements instead of JSON members (Qwen3-Coder's `<parameter=city>\\nParis\\n</parameter>`).
 
-The language, as XGrammar's converter writes it (`specs/structural_tags.md`): whitespace, then
-each property present, in the schema's order, followed by whitespace; every required property
-present, no other. A property is the key wrapper (`<parameter=` name `>` for `qwen_xml`,
-`<parameter name="` name `">` for `minimax_xml`, `<arg_key>` name `</arg_key>` whitespace
-`<arg_value>` for `glm_xml`), its value, then the closing marker (`</parameter>`,
-`</arg_value>`). A value whose schema is a plain string (or has no type) is raw text without the
-closing marker; a string `enum`/`const` is one of its raw values with whitespace around it; any
-other value is JSON with whitespace around it, compiled as `compile_json_schema` would (the root's `$defs` kept for its
-references). Top-level shapes beyond an object with `properties` and `required` (unions,
-`additionalProperties` other than false, pattern properties, a union type holding "string") are
-an error naming the keyword.
+The language (`specs/structural_tags.md`): whitespace, then each property present, in the
+schema's order, followed by whitespace; every required property present, no other. A property
+is its head (the style's `head` with the name and, for the typed styles, a label of the
+value's kind), the value, then the style's closing marker. A value is one of the *branches* of
+its schema (`_branches`): a string value is raw text (no quotes, no escapes: any text without
+the closing marker when unconstrained, else exactly the decoded strings the string keywords
+allow); a string `enum`/`const` member is its raw text with whitespace around it; any other
+value is JSON with whitespace around it, compiled as `compile_json_schema` would (the root's
+`$defs` kept for its references). A schema that allows strings and other values (a `type`
+list, an `anyOf` of typed options, a mixed `enum`, no constraint at all in a typed style)
+gives one branch per kind. `cohere_xml` writes objects and arrays nested as elements too: a
+`dict` holds its properties as elements, a `list` its items as elements without a name.
+
+Labels: `deepseek_xml` writes `string="true"` for a raw value and `"false"` for JSON;
+`kimi_k3_xml` the value's type (`string`, `number` for integers too, `boolean`, `null`,
+`object`, `array`; any of them for a value of no single type); `cohere_xml` `raw`, `json`,
+`dict` or `list`. Marker texts that are control tokens of the vocabulary (Kimi-K3's `<|open|>`)
+are matched as those tokens (`marker`). What the styles cannot express exactly is an error
+naming the keyword (`unsupported-structural-tag`).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from ...ir.nodes import EMPTY, Choice, Literal, Node, Repeat, Seq
-from ...support.errors import GrammarError
+from ...automata.language_ops import as_dfa, intersect
+from ...ir.nodes import EMPTY, Automaton, Choice, Literal, Node, Repeat, Seq
+from ...support.errors import BudgetExceeded, GrammarError
 from ...support.limits import Limits
 from ..free_text import free_text
 from ..json_schema.document import join
 from ..json_schema.options import JSON_WHITESPACE
+from ..json_schema.relaxations import format_language
+from ..json_schema.strings import ANY_STRING, counted, ecma_pattern
 
-__all__ = ["XML_STYLES", "xml_parameters"]
+__all__ = ["XML_STYLES", "XmlStyle", "xml_parameters"]
 
-XML_STYLES: dict[str, tuple[str, str, str, str]] = {
-    "qwen_xml": ("<parameter=", ">", "", "</parameter>"),
-    "minimax_xml": ('<parameter name="', '">', "", "</parameter>"),
-    "glm_xml": ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
+
+@dataclass(frozen=True)
+class XmlStyle:
+    """One style: a property's head (`{name}`, `{label}` filled in), what opens its value
+    after whitespace (`<arg_value>`), its closing marker, and how labels are written."""
+
+    head: str
+    closing: str
+    value_prefix: str = ""
+    labels: str = ""
+    """"" (no label), "string" (deepseek), "type" (kimi_k3) or "cohere"."""
+    item_head: str = ""
+    """The head of a list item (cohere)."""
+
+
+XML_STYLES: dict[str, XmlStyle] = {
+    "qwen_xml": XmlStyle("<parameter={name}>", "</parameter>"),
+    "minimax_xml": XmlStyle('<parameter name="{name}">', "</parameter>"),
+    "glm_xml": XmlStyle("<arg_key>{name}</arg_key>", "</arg_value>", "<arg_value>"),
+    "deepseek_xml": XmlStyle('<｜DSML｜parameter name="{name}" string="{label}">',
+                             "</｜DSML｜parameter>", labels="string"),
+    "kimi_k3_xml": XmlStyle('<|open|>argument key="{name}" type="{label}"<|sep|>',
+                            "<|close|>argument<|sep|>", labels="type"),
+    "cohere_xml": XmlStyle('<cofl:value name="{name}" type="{label}">', "</cofl:value>",
+                           labels="cohere", item_head='<cofl:value type="{label}">'),
 }
-"""Key prefix, key suffix, value prefix and closing marker of each supported style."""
 
 _ANNOTATIONS = frozenset(("description", "title", "default", "examples", "$comment",
                           "deprecated", "readOnly", "writeOnly"))
-_ROOT_KEYS = _ANNOTATIONS | {"type", "properties", "required", "additionalProperties", "$defs",
-                             "definitions", "$schema", "$id"}
+_OBJECT_KEYS = _ANNOTATIONS | {"type", "properties", "required", "additionalProperties",
+                               "$defs", "definitions", "$schema", "$id"}
+_STRING_KEYS = frozenset(("minLength", "maxLength", "pattern", "format"))
+_TYPES = ("string", "number", "integer", "boolean", "null", "object", "array")
+_MAX_REFS = 64
 
 
 def _unsupported(pointer: str, message: str) -> GrammarError:
     return GrammarError(message, pointer=pointer, code="unsupported-structural-tag")
 
 
-def _raw_strings(schema: Any) -> list[str] | None:
-    """The raw values of a string `enum`/`const` schema, or None."""
-    if not isinstance(schema, dict) or set(schema) - _ANNOTATIONS - {"type", "enum", "const"}:
-        return None
-    if schema.get("type", "string") != "string":
-        return None
-    values = schema["enum"] if "enum" in schema else [schema["const"]] if "const" in schema \
-        else None
-    return values if isinstance(values, list) and values and all(
-        isinstance(v, str) for v in values) else None
+@dataclass(frozen=True)
+class _Branch:
+    kind: str  # a JSON type, "any" (JSON of no single type), "dict" or "list" (cohere)
+    value: Node
+    raw: bool
+    spaced: bool = True  # whitespace around the value (not where the value holds its own)
 
 
-def _is_raw_text(schema: Any) -> bool:
-    """A plain string, or a value with no type and no constraint."""
-    if schema is True:
-        return True
-    return isinstance(schema, dict) and not (set(schema) - _ANNOTATIONS - {"type"}) and \
-        schema.get("type", "string") == "string"
+class _Params:
+    """The translation of one schema in one style."""
+
+    def __init__(self, schema: dict[str, Any], style: str, max_whitespace: int,
+                 json_value: Callable[[Any, str], Node], marker: Callable[[str], Node],
+                 limits: Limits) -> None:
+        self.root, self.style, self.name = schema, XML_STYLES[style], style
+        self.ws: Node = Repeat(JSON_WHITESPACE, 0, max_whitespace) if max_whitespace else EMPTY
+        self.defs = {k: schema[k] for k in ("$defs", "definitions") if k in schema}
+        self.json_value, self.marker, self.limits = json_value, marker, limits
+        self.refs = 0
+
+    # ------------------------------------------------------------------ objects
+
+    def properties(self, schema: Any, pointer: str) -> Node:
+        """Whitespace, then the properties of object `schema` as elements."""
+        if not isinstance(schema, dict):
+            raise _unsupported(pointer, f"the {self.name} style needs an object schema")
+        extra = sorted(set(schema) - _OBJECT_KEYS)
+        if extra:
+            raise _unsupported(join(pointer, extra[0]), f"{extra[0]!r} beside an object's "
+                               f"properties is not supported in the {self.name} style")
+        if schema.get("type", "object") != "object":
+            raise _unsupported(join(pointer, "type"), f"the {self.name} style needs type "
+                                                      "object")
+        if schema.get("additionalProperties", False) is not False:
+            raise _unsupported(join(pointer, "additionalProperties"), "only additionalProperties"
+                               f" false (or absent) is supported in the {self.name} style")
+        properties = schema.get("properties", {})
+        required = schema.get("required", [])
+        if not isinstance(properties, dict) or not isinstance(required, list):
+            raise GrammarError("properties must be an object and required an array",
+                               pointer=pointer, code="invalid-schema")
+        missing = [r for r in required if r not in properties]
+        if missing:
+            raise _unsupported(join(pointer, "required"), f"required property {missing[0]!r} "
+                               "is not listed in properties (no other property is allowed)")
+        items: list[Node] = [self.ws]
+        for name, sub in properties.items():
+            where = join(pointer, "properties", name)
+            element = Seq((self.element(name, sub, where), self.ws))
+            items.append(element if name in required else Repeat(element, 0, 1))
+        return Seq(tuple(items))
+
+    def element(self, name: str | None, schema: Any, pointer: str) -> Node:
+        """One element: each branch of `schema` with its head and closing marker."""
+        out = []
+        for branch in self.branches(schema, pointer):
+            head = self.head(name, branch)
+            opened = Seq((self.ws, self.marker(self.style.value_prefix))) \
+                if self.style.value_prefix else EMPTY
+            value = Seq((self.ws, branch.value, self.ws)) if branch.spaced else branch.value
+            out.append(Seq((head, opened, value, self.marker(self.style.closing))))
+        return out[0] if len(out) == 1 else Choice(tuple(out))
+
+    def head(self, name: str | None, branch: _Branch) -> Node:
+        template = self.style.head if name is not None else self.style.item_head
+        if name is not None and self.style.labels == "type":  # Kimi-K3 escapes attributes
+            name = name.replace("&", "&amp;").replace('"', "&quot;")
+        labels = self.labels(branch)
+        if "{label}" not in template:
+            return self.marker(template.format(name=name))
+        before, after = template.split("{label}")
+        return Seq((self.marker(before.format(name=name)),
+                    Choice(tuple(Literal(x.encode()) for x in labels)),
+                    self.marker(after)))
+
+    def labels(self, branch: _Branch) -> tuple[str, ...]:
+        kind, labels = branch.kind, self.style.labels
+        if labels == "string":
+            return ("true",) if branch.raw else ("false",)
+        if labels == "type":
+            if branch.raw:
+                return ("string",)
+            return ("number",) if kind == "integer" else \
+                tuple(t for t in _TYPES if t != "integer") if kind == "any" else (kind,)
+        if labels == "cohere":
+            return ("raw",) if branch.raw else (kind,) if kind in ("dict", "list") else ("json",)
+        return ()
+
+    # ------------------------------------------------------------------ branches
+
+    def resolve(self, schema: Any, pointer: str) -> Any:
+        """`schema` with a local `$ref` at its top followed (annotations beside it ignored)."""
+        while isinstance(schema, dict) and "$ref" in schema:
+            ref = schema["$ref"]
+            self.refs += 1
+            parts = ref.split("/") if isinstance(ref, str) else []
+            if self.refs > _MAX_REFS or len(parts) != 3 or parts[0] != "#" or \
+                    parts[2] not in self.defs.get(parts[1], {}):
+                raise _unsupported(join(pointer, "$ref"), f"only a local reference "
+                                   f"#/$defs/NAME is followed in the {self.name} style, and "
+                                   f"at most {_MAX_REFS} of them")
+            schema = self.defs[parts[1]][parts[2]]
+        return schema
+
+    def branches(self, schema: Any, pointer: str) -> list[_Branch]:
+        schema = self.resolve(schema, pointer)
+        typed = self.style.labels != ""
+        if schema is True or schema == {} or (isinstance(schema, dict) and
+                                              not set(schema) - _ANNOTATIONS):
+            raw = [_Branch("string", self.raw_string({}, pointer), True, False)]
+            if not typed:
+                return raw
+            if self.style.labels == "type":
+                return raw + [_Branch(t, self.json({"type": t}, pointer), False)
+                              for t in _TYPES if t not in ("string", "integer")]
+            return raw + [_Branch("any", self.json(
+                {"type": [t for t in _TYPES if t != "string"]}, pointer), False)]
+        if not isinstance(schema, dict):
+            raise _unsupported(pointer, "a property's schema must be an object or true")
+        keys = set(schema) - _ANNOTATIONS
+        if keys & {"enum", "const"} and keys <= {"enum", "const", "type"}:
+            return self.members(schema, pointer)
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            if not kind or not all(isinstance(t, str) for t in kind):
+                raise GrammarError("type must be a type name or a non-empty list of them",
+                                   pointer=join(pointer, "type"), code="invalid-schema")
+            return [b for t in dict.fromkeys(kind)
+                    for b in self.branches({**schema, "type": t}, pointer)]
+        if keys == {"anyOf"} or keys == {"oneOf"}:
+            return self.options(schema, pointer)
+        if kind == "string" or (kind is None and keys <= _STRING_KEYS):
+            extra = keys - _STRING_KEYS - {"type"}
+            if extra:
+                word = sorted(extra)[0]
+                raise _unsupported(join(pointer, word), f"{word!r} beside a raw string value is "
+                                   f"not supported in the {self.name} style")
+            return [_Branch("string", self.raw_string(schema, pointer), True,
+                            bool(keys & _STRING_KEYS))]
+        if self.style.labels == "cohere" and kind == "object":
+            return [_Branch("dict", self.properties(schema, pointer), False, False)]
+        if self.style.labels == "cohere" and kind == "array":
+            return [_Branch("list", self.items(schema, pointer), False, False)]
+        if kind is None and typed:
+            raise _unsupported(pointer, f"give this property a 'type': the {self.name} style "
+                                        "labels each value with its kind")
+        return [_Branch(kind if isinstance(kind, str) else "any", self.json(schema, pointer),
+                        False)]
+
+    def members(self, schema: dict[str, Any], pointer: str) -> list[_Branch]:
+        """A branch per `enum`/`const` member: raw text for a string, JSON for the rest."""
+        values = schema["enum"] if "enum" in schema else [schema["const"]]
+        if "enum" in schema and "const" in schema or not isinstance(values, list) or not values:
+            raise _unsupported(pointer, "an enum must be a non-empty list (and not beside const)")
+        kind = schema.get("type")
+        allowed = (kind if isinstance(kind, list) else [kind]) if kind else None
+        out: list[_Branch] = []
+        for v in values:
+            name = _type_of(v)
+            if allowed is not None and name not in allowed and not (
+                    name == "number" and "integer" in allowed and float(v).is_integer()):
+                continue
+            if name == "string":
+                out.append(_Branch("string", Literal(v.encode()) if v else EMPTY, True))
+            else:
+                out.append(_Branch(name, self.json({"const": v}, pointer), False))
+        if not out:
+            raise GrammarError("no enum member has the schema's type", pointer=pointer,
+                               code="empty-language")
+        return out
+
+    def options(self, schema: dict[str, Any], pointer: str) -> list[_Branch]:
+        """The branches of an `anyOf`/`oneOf` whose options have distinct single types (so
+        that `oneOf` is exact)."""
+        word = "anyOf" if "anyOf" in schema else "oneOf"
+        options = schema[word]
+        if not isinstance(options, list) or not options:
+            raise GrammarError(f"{word} must be a non-empty list", pointer=join(pointer, word),
+                               code="invalid-schema")
+        resolved = [self.resolve(o, join(pointer, word, i)) for i, o in enumerate(options)]
+        types = [o.get("type") if isinstance(o, dict) else None for o in resolved]
+        if not all(isinstance(t, str) for t in types) or len(set(types)) != len(types):
+            if all(isinstance(t, (str, list)) and "string" not in (
+                    t if isinstance(t, list) else [t]) for t in types):
+                return [_Branch("any", self.json(schema, pointer), False)]
+            raise _unsupported(join(pointer, word), f"{word} options that are not of distinct "
+                               f"single types are not supported in the {self.name} style")
+        return [b for i, o in enumerate(resolved)
+                for b in self.branches(o, join(pointer, word, i))]
+
+    def items(self, schema: dict[str, Any], pointer: str) -> Node:
+        """A cohere list: whitespace, then its items as elements without a name."""
+        extra = sorted(set(schema) - _ANNOTATIONS - {"type", "items", "minItems", "maxItems"})
+        if extra:
+            raise _unsupported(join(pointer, extra[0]), f"{extra[0]!r} on an array is not "
+                               f"supported in the {self.name} style")
+        lo, hi = schema.get("minItems", 0), schema.get("maxItems")
+        if not isinstance(lo, int) or not (hi is None or isinstance(hi, int)) or lo < 0 or \
+                hi is not None and hi < lo:
+            raise GrammarError("minItems and maxItems must be integers, min ≤ max",
+                               pointer=pointer, code="invalid-schema")
+        if max(lo, hi or 0) > self.limits.max_repeat:
+            raise self.limits.exceeded("max_repeat", max(lo, hi or 0), "array length bound"
+                                       ).located(pointer=pointer)
+        item = Seq((self.element(None, schema.get("items", True), join(pointer, "items")),
+                    self.ws))
+        return Seq((self.ws, Repeat(item, lo, hi)))
+
+    # ------------------------------------------------------------------ values
+
+    def raw_string(self, schema: dict[str, Any], pointer: str) -> Node:
+        """A string value as raw text: any text without the closing marker, or exactly the
+        strings the keywords allow."""
+        contents: list[Node] = []
+        if "pattern" in schema:
+            contents.append(ecma_pattern(schema["pattern"], pointer=join(pointer, "pattern"),
+                                         limits=self.limits))
+        if "format" in schema:
+            contents.append(format_language(schema["format"], removed=False,
+                                            span_pointer=join(pointer, "format")))
+        lo, hi = schema.get("minLength", 0), schema.get("maxLength")
+        for word, bound in (("minLength", lo), ("maxLength", hi)):
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)
+                                      or bound < 0):
+                raise GrammarError(f"{word} must be a non-negative integer, got {bound!r}",
+                                   pointer=join(pointer, word), code="invalid-schema")
+        if max(lo, hi or 0) > self.limits.max_repeat:
+            raise self.limits.exceeded("max_repeat", max(lo, hi or 0), "string length bound"
+                                       ).located(pointer=pointer)
+        if not contents and (lo, hi) == (0, None):
+            return free_text(frozenset((self.style.closing,)), "", None, self.limits)
+        try:
+            values = as_dfa(intersect(ANY_STRING, *contents, limits=self.limits,
+                                      label="string value") if contents else ANY_STRING,
+                            self.limits)
+            if (lo, hi) != (0, None):
+                values = counted(values, lo, hi, self.limits)
+        except BudgetExceeded as exc:
+            raise exc.located(pointer=pointer) from None
+        if values.is_empty_language:
+            raise GrammarError("no string satisfies the length bounds, format and pattern "
+                               "together", pointer=pointer, code="empty-language")
+        return Automaton(values, label="raw string")
+
+    def json(self, schema: Any, pointer: str) -> Node:
+        return self.json_value({**schema, **self.defs} if isinstance(schema, dict) else schema,
+                               pointer)
+
+
+def _type_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        return "integer"
+    return {float: "number", str: "string", list: "array", dict: "object"}[type(value)]
 
 
 def xml_parameters(schema: Any, style: str, pointer: str, max_whitespace: int,
-                   json_value: Callable[[Any, str], Node], limits: Limits) -> Node:
+                   json_value: Callable[[Any, str], Node], limits: Limits,
+                   marker: Callable[[str], Node] | None = None) -> Node:
     """The language of `schema`'s instances in `style`; `json_value(subschema, pointer)` gives
-    a JSON value's expression."""
-    key_prefix, key_suffix, value_prefix, closing = XML_STYLES[style]
+    a JSON value's expression, `marker(text)` a marker's (default: the text)."""
+    params = _Params(schema if isinstance(schema, dict) else {}, style, max_whitespace,
+                     json_value, marker or (lambda text: Literal(text.encode()) if text
+                                            else EMPTY), limits)
     if not isinstance(schema, dict):
         raise _unsupported(pointer, f"the {style} style needs an object schema")
-    extra = sorted(set(schema) - _ROOT_KEYS)
-    if extra:
-        raise _unsupported(join(pointer, extra[0]), f"{extra[0]!r} at the top of a {style} "
-                                                    "schema is not supported yet")
-    if schema.get("type", "object") != "object":
-        raise _unsupported(join(pointer, "type"), f"the {style} style needs type object")
-    if schema.get("additionalProperties", False) is not False:
-        raise _unsupported(join(pointer, "additionalProperties"), "only additionalProperties "
-                           f"false (or absent) is supported in the {style} style")
-    properties = schema.get("properties", {})
-    required = schema.get("required", [])
-    if not isinstance(properties, dict) or not isinstance(required, list):
-        raise GrammarError("properties must be an object and required an array",
-                           pointer=pointer, code="invalid-schema")
-    missing = [r for r in required if r not in properties]
-    if missing:
-        raise _unsupported(join(pointer, "required"), f"required property {missing[0]!r} is "
-                           "not listed in properties (no other property is allowed)")
-    ws: Node = Repeat(JSON_WHITESPACE, 0, max_whitespace) if max_whitespace else EMPTY
-    defs = {k: schema[k] for k in ("$defs", "definitions") if k in schema}
-    items: list[Node] = [ws]
-    for name, sub in properties.items():
-        where = join(pointer, "properties", name)
-        raw = _raw_strings(sub)
-        if raw is not None:
-            value: Node = Seq((ws, Choice(tuple(Literal(v.encode()) if v else EMPTY
-                                                for v in raw)), ws))
-        elif _is_raw_text(sub):
-            value = free_text(frozenset((closing,)), "", None, limits)
-        else:
-            if isinstance(sub, dict) and "string" in (sub.get("type") or []) and \
-                    isinstance(sub.get("type"), list):
-                raise _unsupported(join(where, "type"), "a union type holding \"string\" is "
-                                   f"not supported yet in the {style} style")
-            document = {**sub, **defs} if isinstance(sub, dict) else sub
-            value = Seq((ws, json_value(document, where), ws))
-        head = Literal(f"{key_prefix}{name}{key_suffix}".encode())
-        opened = Seq((ws, Literal(value_prefix.encode()))) if value_prefix else EMPTY
-        element = Seq((head, opened, value, Literal(closing.encode()), ws))
-        items.append(element if name in required else Repeat(element, 0, 1))
-    return Seq(tuple(items))
+    return params.properties(schema, pointer)
