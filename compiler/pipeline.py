@@ -9,7 +9,7 @@ most: strings, numbers), which are inlined. `CompiledGrammar.notes` says which a
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..runtime.compiled import CompiledGrammar
@@ -238,19 +238,23 @@ def compile_lark(
     limits: Limits = DEFAULT_LIMITS,
     precompute: bool = False,
     kind: str | None = None,
+    grammars: Mapping[str, Any] | None = None,
 ) -> CompiledGrammar:
     """Compile a Lark grammar against `vocab`; what the frontend ignored (priorities,
-    aliases, declared terminals) follows the backend's note in `CompiledGrammar.notes`."""
-    return _compile_text("lark", text, vocab, start, limits, precompute, kind)
+    aliases, declared terminals) follows the backend's note in `CompiledGrammar.notes`.
+    `grammars` are the grammars `@name` refers to: Lark texts or JSON Schemas by name."""
+    return _compile_text("lark", text, vocab, start, limits, precompute, kind,
+                         grammars=grammars)
 
 
 def _compile_text(language: str, text: str, vocab: Vocabulary, start: str, limits: Limits,
-                  precompute: bool, kind: str | None,
-                  triggers: Sequence[str] = ()) -> CompiledGrammar:
+                  precompute: bool, kind: str | None, triggers: Sequence[str] = (),
+                  grammars: Mapping[str, Any] | None = None) -> CompiledGrammar:
     """A grammar text read by its frontend (`frontends.registry`), made lazy when there are
     `triggers`, and compiled; the frontend's diagnostics become notes after the backend's."""
     with compile_deadline(limits):
-        grammar, diagnostics = read(language, text, start=start, import_paths=(), limits=limits)
+        grammar, diagnostics = read(language, text, start=start, import_paths=(), limits=limits,
+                                    grammars=grammars)
         if triggers:
             check_references(grammar)
             grammar = lazy_grammar(grammar, triggers, limits)

@@ -1,78 +1,60 @@
-"""llguidance's additions to Lark, read around Lark's own syntax: inline JSON Schemas
-(`%json {...}`), token references (`<|im_end|>`, `<[151657]>`, `<[100-200,300]>`,
-`<[^...]>`, `<[*]>`) and the `%llguidance {...}` option block.
+"""llguidance's and XGrammar's additions to Lark, given their meaning around Lark's own reading:
+inline JSON Schemas (`%json {...}`), token references (`<|im_end|>`, `<[151657]>`,
+`<[100-200,300]>`, `<[^...]>`, `<[*]>`), named grammars (`@name`), `{m,n}` repetitions, rule
+options (`name[lazy]`, `suffix=`, `stop=`, `max_chars=`), `&` and `~` of terminals, and the
+`%llguidance {...}` and `%grammar_options {...}` blocks.
 
 None of these parse as Lark, so a grammar using them has one meaning only, and a grammar
-without them is read exactly as before. Each construct (outside strings, regexes and comments)
-is replaced by a rule reference of the same length, spaces in place of its other characters
-and its line breaks kept, so every line and column Lark reports stays the original's; the
-placeholder rules are defined after the last line and, once Lark's reader has built the IR,
-take their meaning: a schema's placeholder rule its grammar's start (merged in with
-`ir.merge`), a token reference's uses the `TokenRef` itself.
-The option block is read as JSON and ignored, with a note saying so.
+without them is read exactly as before. `lark_rewrite` turns the text into plain Lark with
+placeholder rules and a map back to the original positions; Lark's reader builds the IR; then
+each placeholder takes its meaning here: a schema's or a named grammar's placeholder its start
+(merged in with `ir.merge`), a token reference's uses the `TokenRef` itself, a terminal with
+`&`/`~` the automaton of its expression over its operands, and a rule with options the
+language those options give its (regular) body. `specs/lark.md` states each meaning.
 """
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..automata.language_ops import difference, intersect
 from ..ir.merge import MergedRules
-from ..ir.nodes import Grammar, Node, Rule, TokenRef
+from ..ir.nodes import EMPTY, Choice, Grammar, Node, Repeat, Rule, RuleRef, Seq, TokenRef, walk
 from ..ir.rewrite import substitute
 from ..support.diagnostics import Diagnostic, Span
 from ..support.errors import GrammarError
 from ..support.limits import Limits
 from .json_schema import JsonSchemaOptions, schema_to_grammar
+from .json_schema.ecma_regex import ANY_CHAR, ANY_STRING
+from .lark_grammar import IGNORE_RULE
+from .lark_rewrite import Expr, Rewritten, position, rewrite
 from .parsed import Parsed
 
 __all__ = ["read_with_dialect", "uses_dialect"]
 
-_MARKS = re.compile(r"%json\b|%llguidance\b|<")
-_TOKEN = re.compile(r"<(?:\[([^\]\n]*)\]|([^\s<>\[\]][^\s<>]*))>")
+_MARKS = re.compile(r"%json\b|%llguidance\b|%grammar_options\b|<|@|&|~|"
+                    r"\{[ \t]*[0-9,]|^[ \t]*[?!]?[_A-Za-z][_A-Za-z0-9]*\[", re.MULTILINE)
 _ID = re.compile(r"\s*([0-9]{1,9})\s*(?:-\s*([0-9]{1,9})\s*)?")
-_DECODER = json.JSONDecoder()
+_OPTIONS = ("lazy", "suffix", "stop", "max_chars", "max_tokens", "capture", "stop_capture",
+            "temperature")
+Read = Callable[[str, Sequence[str], str | None, bool], Parsed]
+"""Lark's reading of a plain Lark text (keeping the named unused terminals too) from a start
+rule (None: the caller's), with llguidance's lexemes (empty terminals allowed) or not."""
 
 
 def uses_dialect(text: str) -> bool:
-    """Whether `text` may use llguidance's additions (a cheap test; `read_with_dialect` finds
-    them exactly)."""
+    """Whether `text` may use the additions (a cheap test; `rewrite` finds them exactly)."""
     return _MARKS.search(text) is not None
 
 
-def _position(text: str, at: int) -> tuple[int, int]:
-    return text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
-
-
-def _error(text: str, at: int, message: str, code: str = "lark-syntax") -> GrammarError:
-    line, column = _position(text, at)
+def _error(text: str, at: int, message: str, code: str = "lark-dialect") -> GrammarError:
+    line, column = position(text, at)
     return GrammarError(message, line=line, column=column, code=code)
 
 
-def _skip(text: str, i: int) -> int:
-    """The end of the string, regex or comment starting at `i` (i itself if none does)."""
-    c = text[i]
-    if c == "/" and text.startswith("//", i) or c == "#":
-        end = text.find("\n", i)
-        return len(text) if end < 0 else end
-    if c in "\"/":
-        j = i + 1
-        while j < len(text) and text[j] != c and text[j] != "\n":
-            j += 2 if text[j] == "\\" else 1
-        return min(j + 1, len(text))
-    return i
-
-
-def _blank(piece: str, name: str = "") -> str:
-    """`name` then spaces over `piece`, its line breaks kept."""
-    out = list(re.sub(r"[^\n]", " ", piece))
-    out[:len(name)] = name
-    return "".join(out)
-
-
 def _tokens(text: str, at: int, body: str | None, name: str | None) -> TokenRef:
-    line, column = _position(text, at)
+    line, column = position(text, at)
     width = len(body if body is not None else name or "") + 2 + 2 * (body is not None)
     span = Span(line, column, line, column + width)
     if name is not None:
@@ -87,94 +69,209 @@ def _tokens(text: str, at: int, body: str | None, name: str | None) -> TokenRef:
         m = _ID.fullmatch(part)
         if m is None or (m.group(2) is not None and int(m.group(2)) < int(m.group(1))):
             raise _error(text, at, f"malformed token id list '<[{body}]>': expected ids and "
-                                   f"ranges such as <[128010]>, <[100-200,300]>, <[^...]>")
+                                   f"ranges such as <[128010]>, <[100-200,300]>, <[^...]>",
+                         "lark-syntax")
         lo = int(m.group(1))
         ranges.append((lo, int(m.group(2)) if m.group(2) is not None else lo))
     return TokenRef(ids=tuple(ranges), negated=negated, span=span)
 
 
-def read_with_dialect(text: str, read: Callable[[str], Parsed], limits: Limits) -> Parsed:
-    """`read(text)` with llguidance's additions replaced and then given their meaning."""
-    out: list[str] = []
-    bodies: dict[str, tuple[int, Any]] = {}
-    notes: list[Diagnostic] = []
-    base = "gm_dialect"
-    while base in text:
-        base += "_"
-    i = 0
-    while i < len(text):
-        m = _MARKS.search(text, i)
-        j = i
-        while j < (m.start() if m else len(text)):  # strings, regexes and comments before it
-            end = _skip(text, j)
-            if end > j:
-                out.append(text[i:end])
-                i = j = end
-                m = _MARKS.search(text, i) if m and m.start() < end else m
-                continue
-            j += 1
-        if m is None:
-            out.append(text[i:])
-            break
-        out.append(text[i:m.start()])
-        at, word = m.start(), m.group()
-        if word == "<":
-            t = _TOKEN.match(text, at)
-            if t is None:
-                raise _error(text, at, "malformed token reference: write <|name|>, <[id]>, "
-                                       "<[lo-hi,id]>, <[^...]> or <[*]>")
-            name = f"{base}_{len(bodies)}"
-            bodies[name] = (at, _tokens(text, at, t.group(1), t.group(2)))
-            out.append(_blank(t.group(), name))
-            i = t.end()
+def _relocated(exc: GrammarError, r: Rewritten, text: str) -> GrammarError:
+    """`exc`, positioned in the rewritten text, at the original place."""
+    if exc.line is None or exc.source not in (None, r.source):
+        return exc
+    starts = [0] + [m.end() for m in re.finditer("\n", r.text)]
+    offset = starts[min(exc.line, len(starts)) - 1] + max((exc.column or 1) - 1, 0)
+    line, column = position(text, r.origin(min(offset, len(r.text))))
+    return exc.located(line=line, column=column)
+
+
+def _span(span: Span | None, r: Rewritten, text: str) -> Span | None:
+    if span is None or span.source != r.source:
+        return span
+    moved = _relocated(GrammarError("", line=span.line, column=span.column, source=span.source),
+                       r, text)
+    assert moved.line is not None and moved.column is not None
+    width = span.end_column - span.column if span.end_line == span.line else 0
+    return Span(moved.line, moved.column, moved.line, moved.column + width, span.source)
+
+
+def read_with_dialect(text: str, read: Read, limits: Limits, source: str | None = None,
+                      grammars: Mapping[str, Any] | None = None,
+                      chain: tuple[str, ...] = (), start: str | None = None) -> Parsed:
+    """The grammar of dialect `text`: `read` on its rewriting, each addition then given its
+    meaning; `grammars` are the grammars `@name` refers to (Lark texts or JSON Schemas),
+    `chain` the named grammars being read (a cycle is an error)."""
+    r = rewrite(text)
+    r.source = source
+    keep = [n for n, (_, kind, _v) in r.placeholders.items() if kind == "op"]
+    try:
+        grammar, diagnostics = read(r.text, keep, start, r.changed)
+    except GrammarError as exc:
+        raise _relocated(exc, r, text) from None
+    diagnostics = tuple(Diagnostic(d.severity, d.code, d.message, _span(d.span, r, text),
+                                   d.pointer) for d in diagnostics)
+    notes = [Diagnostic("info", "lark-dialect", message,
+                        Span(*position(text, at), *position(text, at), source))
+             for at, message in r.notes]
+    rules = {rule.name: rule for rule in grammar.rules}
+    merged = MergedRules(reserved=list(rules))
+    meaning: dict[str, Node] = {}
+    for name, (at, kind, value) in r.placeholders.items():
+        if kind == "token":
+            meaning[name] = _tokens(text, at, *value)
+        elif kind == "json":
+            meaning[name] = _schema(text, at, value, merged, limits)
+        elif kind == "grammar":
+            meaning[name] = _named(text, at, value, read, merged, limits, source, grammars,
+                                   chain)
+        elif name in rules:
+            meaning[name] = rules[name].body
+    for term, (at, expr) in r.operators.items():
+        if term in rules:
+            rules[term] = Rule(term, _operators(expr, meaning, limits, text, at),
+                               rules[term].span)
+    tokens = {n: v for n, v in meaning.items() if isinstance(v, TokenRef)}
+    out: dict[str, Rule] = {}
+    for rule in rules.values():
+        if rule.name in meaning:
+            if r.placeholders[rule.name][1] in ("json", "grammar"):
+                out[rule.name] = Rule(rule.name, meaning[rule.name], rule.span, rule.kept)
             continue
-        start = at + len(word)
-        while start < len(text) and text[start] in " \t":
-            start += 1
-        try:
-            value, end = _DECODER.raw_decode(text, start)
-        except ValueError as exc:
-            raise _error(text, start, f"{word} needs a JSON object after it: {exc}") from None
-        if word == "%llguidance":
-            if not isinstance(value, dict):
-                raise _error(text, start, "%llguidance takes a JSON object of options")
-            line, column = _position(text, at)
-            notes.append(Diagnostic("info", "lark-dialect", "%llguidance options are ignored: "
-                                    + (", ".join(sorted(value)) or "none given"),
-                                    Span(line, column, line, column + len(word))))
-            out.append(_blank(text[at:end]))
-        else:
-            name = f"{base}_{len(bodies)}"
-            bodies[name] = (at, value)
-            out.append(_blank(text[at:end], name))
-        i = end
-    if not bodies:
-        grammar, diagnostics = read("".join(out))
-        return Parsed(grammar, (*diagnostics, *notes))
-    defined = "".join(f'\n{name}: "\\x00"' for name in bodies)
-    grammar, diagnostics = read("".join(out) + defined)
-    merged = MergedRules(reserved=[r.name for r in grammar.rules])
-    # Token references go where they stand (`!<...>*` is exact only as a repetition of the
-    # reference itself); each inline schema stays a rule.
-    tokens: dict[str, Node] = {n: v for n, (_, v) in bodies.items() if isinstance(v, TokenRef)}
-    rules: list[Rule] = []
-    for rule in grammar.rules:
-        if rule.name in tokens:
-            continue
-        body = substitute(rule.body, tokens)
-        if rule.name in bodies:
-            at, value = bodies[rule.name]
-            body = _schema(text, at, value, merged, limits)
-        rules.append(Rule(rule.name, body, rule.span, rule.kept))
-    return Parsed(Grammar((*rules, *merged.rules), grammar.start, grammar.source),
+        out[rule.name] = Rule(rule.name, substitute(rule.body, tokens), rule.span, rule.kept)
+    every = {**out, **{rule.name: rule for rule in merged.rules}}
+    for name, (at, options) in r.rule_options.items():
+        if name in out:
+            out[name] = _with_options(every, name, options, meaning, text, at, limits, notes)
+    if r.grammar_options is not None and not r.grammar_options.get("allow_initial_skip"):
+        start = out[grammar.start]
+        body = start.body
+        if isinstance(body, Seq) and body.items and body.items[0] == RuleRef(IGNORE_RULE):
+            out[grammar.start] = Rule(start.name, Seq(body.items[1:]), start.span, start.kept)
+    return Parsed(Grammar((*out.values(), *merged.rules), grammar.start, grammar.source),
                   (*diagnostics, *notes))
 
 
 def _schema(text: str, at: int, schema: Any, merged: MergedRules, limits: Limits) -> Node:
-    line, column = _position(text, at)
+    line, column = position(text, at)
     try:
         parsed = schema_to_grammar(schema, JsonSchemaOptions(), limits)
     except GrammarError as exc:
         raise exc.located(line=line, column=column,
                           message=f"in %json: {exc.message}") from None
     return merged.add(parsed.grammar, "json")
+
+
+def _named(text: str, at: int, name: str, read: Read, merged: MergedRules, limits: Limits,
+           source: str | None, grammars: Mapping[str, Any] | None,
+           chain: tuple[str, ...]) -> Node:
+    """The start of the grammar `@name` refers to."""
+    if grammars is None or name not in grammars:
+        known = ", ".join(sorted(grammars or ())) or "none given"
+        raise _error(text, at, f"@{name} names no grammar (grammars: {known}); pass "
+                               "grammars={name: lark_text_or_json_schema}")
+    if name in chain:
+        raise _error(text, at, "named grammars refer to each other in a cycle: "
+                               + " -> ".join(f"@{n}" for n in (*chain, name)))
+    value = grammars[name]
+    try:
+        if isinstance(value, str):
+            parsed = read_with_dialect(value, read, limits, f"@{name}", grammars,
+                                       (*chain, name), "start")
+        elif isinstance(value, (dict, bool)):
+            parsed = schema_to_grammar(value, JsonSchemaOptions(), limits)
+        else:
+            raise GrammarError(f"a named grammar is a Lark text or a JSON Schema, got "
+                               f"{type(value).__name__}", code="lark-dialect")
+    except GrammarError as exc:
+        line, column = position(text, at)
+        inner = f", {exc.line}:{exc.column}" if exc.line is not None else ""
+        raise exc.located(line=line, column=column, source=None,
+                          message=f"in @{name}{inner}: {exc.message}") from None
+    return merged.add(parsed.grammar, "named")
+
+
+def _operators(expr: Expr, leaves: dict[str, Node], limits: Limits, text: str,
+               at: int) -> Node:
+    """The language of a terminal expression with `&` and `~` (over valid UTF-8 text)."""
+    kind = expr[0]
+    if kind == "leaf":
+        return leaves[expr[1]]
+    if kind == "not":
+        return difference(ANY_STRING, _operators(expr[1], leaves, limits, text, at),
+                          limits=limits, label="~")
+    if kind == "repeat":
+        return Repeat(_operators(expr[1], leaves, limits, text, at), expr[2], expr[3])
+    parts = [_operators(e, leaves, limits, text, at) for e in expr[1]]
+    if kind == "and":
+        return intersect(*parts, limits=limits, label="&")
+    return Choice(tuple(parts)) if kind == "or" else Seq(tuple(parts))
+
+
+def _regular(rules: dict[str, Rule], name: str, text: str, at: int) -> Node:
+    """Rule `name`'s body with every rule it uses inlined and `%ignore` left out: an error
+    unless that is a regular language of text (no recursion, no token reference)."""
+    done: dict[str, Node] = {IGNORE_RULE: EMPTY}
+
+    def inline(rule: str, path: tuple[str, ...]) -> Node:
+        if rule in done:
+            return done[rule]
+        if rule in path:
+            raise _error(text, at, f"rule {name}'s options need a regular body, but it is "
+                                   f"recursive through {' -> '.join((*path, rule))}")
+        body = rules[rule].body
+        for node in walk(body):
+            if isinstance(node, TokenRef):
+                raise _error(text, at, f"rule {name}'s options need a body of text, not token "
+                                       "references")
+        refs = {n.name for n in walk(body) if isinstance(n, RuleRef)}
+        done[rule] = substitute(body, {r: inline(r, (*path, rule)) for r in refs})
+        return done[rule]
+
+    return inline(name, ())
+
+
+def _with_options(rules: dict[str, Rule], name: str, options: dict[str, str | None],
+                  markers: dict[str, Node], text: str, at: int, limits: Limits,
+                  notes: list[Diagnostic]) -> Rule:
+    """Rule `name` with its options' meaning (`specs/lark.md`)."""
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise _error(text, at, f"unknown rule option {unknown[0]!r} (known: "
+                               f"{', '.join(_OPTIONS)})")
+    if "max_tokens" in options:
+        raise _error(text, at, "max_tokens is not supported: a per-rule token budget needs a "
+                               "token counter in the matcher; max_chars bounds the text instead")
+    if "suffix" in options and "stop" in options:
+        raise _error(text, at, "suffix and stop cannot be used together")
+    ignored = sorted(set(options) & {"capture", "stop_capture", "temperature"})
+    if ignored:
+        line, column = position(text, at)
+        notes.append(Diagnostic("info", "lark-dialect", f"rule {name}: {', '.join(ignored)} "
+                                "ignored (they do not change the language)",
+                                Span(line, column, line, column)))
+    marker = options.get("suffix") or options.get("stop")
+    if marker == '""':
+        raise _error(text, at, 'an empty marker (llguidance\'s stop="" for EOS) is not '
+                               "supported: the matcher already allows EOS where the text ends")
+    lazy = "lazy" in options or marker is not None
+    most = options.get("max_chars")
+    if not lazy and most is None:
+        return rules[name]
+    language = _regular(rules, name, text, at)
+    if marker is not None:
+        language = Seq((language, markers[marker]))
+    if lazy:  # ends at the first place it can end
+        language = difference(language, Seq((language, ANY_CHAR, ANY_STRING)), limits=limits,
+                              label=f"{name}[lazy]")
+    elif most is not None:  # past max_chars, ends at the first place it can end
+        if not most.isdigit() or int(most) > limits.max_repeat:
+            raise _error(text, at, f"max_chars must be an integer from 0 to "
+                                   f"{limits.max_repeat} (Limits.max_repeat), got {most}")
+        long = intersect(language, Seq((Repeat(ANY_CHAR, int(most), int(most)), ANY_STRING)),
+                         limits=limits)
+        language = difference(language, Seq((long, ANY_CHAR, ANY_STRING)), limits=limits,
+                              label=f"{name}[max_chars]")
+    rule = rules[name]
+    body = Seq((language, RuleRef(IGNORE_RULE))) if IGNORE_RULE in rules else language
+    return Rule(name, body, rule.span, rule.kept)

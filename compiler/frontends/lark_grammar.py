@@ -256,6 +256,8 @@ def parse_lark(
     source: str | None = None,
     import_paths: Sequence[str] = (),
     limits: Limits = DEFAULT_LIMITS,
+    keep: Sequence[str] = (),
+    empty_terminals: bool = False,
 ) -> Parsed:
     """Parse a Lark grammar into grammar IR and notes about what was ignored (info diagnostics).
 
@@ -263,8 +265,10 @@ def parse_lark(
     a rule named after the terminal; with `%ignore`, the rule `__ignore` (the ignored terminals,
     repeated) follows every token and opens the start rule. `source` names the grammar in
     errors and anchors relative `%import`s; `import_paths` are searched before Lark's bundled
-    grammars. Raises GrammarError (BudgetExceeded for `limits`) for anything Lark rejects and
-    for terminals grammask cannot match exactly.
+    grammars; the terminals named in `keep` become rules even when no rule uses them, and
+    with `empty_terminals` a terminal may match the empty string (llguidance's dialect). Raises
+    GrammarError (BudgetExceeded for `limits`) for anything Lark rejects and for terminals
+    grammask cannot match exactly.
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_lark() needs a str grammar, got {type(text).__name__}")
@@ -287,7 +291,7 @@ def parse_lark(
                 "file): only Unicode scalar values can be matched")
         raise index.error(f"the grammar holds {what}", "lark-grammar", index.span(bad.start(), 1))
     try:
-        return _parse(text, start, source, import_paths, limits, index)
+        return _parse(text, start, source, import_paths, limits, index, keep, empty_terminals)
     except RecursionError:
         raise index.error("the grammar is too deeply nested", "lark-grammar") from None
 
@@ -329,7 +333,7 @@ def _reachable(bodies: dict[str, Node], start: str, terminals: set[str], templat
 
 
 def _parse(text: str, start: str, source: str | None, import_paths: Sequence[str], limits: Limits,
-           index: SpanIndex) -> Parsed:
+           index: SpanIndex, keep: Sequence[str] = (), empty: bool = False) -> Parsed:
     lark_grammar = _load(text, source or "<grammar>", import_paths, index, limits)
     _start_rule(lark_grammar, start, index)
     _check_bounds(lark_grammar, index, limits)
@@ -346,7 +350,8 @@ def _parse(text: str, start: str, source: str | None, import_paths: Sequence[str
     templates = {str(r[0]) for r in lark_grammar.rule_defs if r[1]}
     reachable = _reachable(bodies, start, set(compiled) | declared, templates, index)
     used = list(dict.fromkeys([ref.name for name in reachable for ref in references(bodies[name])
-                               if ref.name not in bodies and ref.name != IGNORE_RULE] + ignored))
+                               if ref.name not in bodies and ref.name != IGNORE_RULE] + ignored
+                              + [k for k in keep if k in named]))
     for name in used:
         if name not in compiled:
             raise index.error(f"terminal {name} is declared with %declare and has no pattern (in Lark a "
@@ -361,7 +366,7 @@ def _parse(text: str, start: str, source: str | None, import_paths: Sequence[str
     for name in sorted(used, key=order.__getitem__):
         td = compiled[name]
         span = index.of_name(name) or index.of_text(td.pattern.raw)
-        check_lexable(name, td.pattern, span)
+        check_lexable(name, td.pattern, span, empty)
         result = terminal_ir(name, td.pattern, span, limits)
         out.append(Rule(name, result.node, span))
         warnings.extend(Diagnostic("warning", code, message, span) for code, message in result.warnings.items())

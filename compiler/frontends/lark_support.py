@@ -109,9 +109,9 @@ def _friendly(name: str) -> str:
 
 
 _DIALECT_HINTS = {
-    "[": " (llguidance's rule options such as [lazy] or [max_tokens=N] are not supported)",
-    "@": " (llguidance's grammar references @name are not supported)",
-    "&": " (llguidance's intersection of terminals & is not supported)",
+    "[": " (rule options such as [lazy] go between a rule's name and its colon)",
+    "@": " (@name, a named grammar, stands where a rule may stand, not in a terminal)",
+    "&": " (& intersects terminals: use it in a terminal definition)",
 }
 """What a character that is not Lark's syntax most likely is, as llguidance writes it."""
 

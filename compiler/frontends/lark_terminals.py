@@ -480,9 +480,9 @@ def terminal_ir(name: str, pattern: Pattern, span: Span | None, limits: Limits) 
     return TerminalIR(pattern_ir(pattern, f"terminal {name}", span, limits, warnings), warnings)
 
 
-def check_lexable(name: str, pattern: Pattern, span: Span | None) -> None:
+def check_lexable(name: str, pattern: Pattern, span: Span | None, empty: bool = False) -> None:
     """Refuse what every Lark lexer refuses when it builds a parser: a terminal whose regex is
-    invalid, or that can match the empty string."""
+    invalid, or (unless `empty`: llguidance's lexemes may) that can match the empty string."""
     if "l" in pattern.flags:
         raise _fail(f"terminal {name}: regex {_show(pattern)} uses the flag 'l' (locale), which "
                     "Python's re rejects for text patterns", span, "lark-flag")
@@ -491,6 +491,6 @@ def check_lexable(name: str, pattern: Pattern, span: Span | None) -> None:
     except Exception as e:  # noqa: BLE001 - Lark's width probe raises whatever sre/regex raise
         raise _fail(f"terminal {name}: regex {_show(pattern)} is not a valid Python regex ({e})",
                     span, "lark-terminal") from None
-    if width == 0:
+    if width == 0 and not empty:
         raise _fail(f"terminal {name} matches the empty string; Lark's lexers reject zero-width "
                     "terminals", span, "lark-terminal")

@@ -11,12 +11,14 @@ read by `frontends.json_schema.schema_to_grammar`, which returns a `Parsed` too.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..ir.nodes import Grammar, Rule
 from ..support.diagnostics import Span
+from ..support.errors import GrammarError
 from ..support.limits import DEFAULT_LIMITS, Limits
 from .gbnf import parse_gbnf
 from .lark_dialect import read_with_dialect, uses_dialect
@@ -26,13 +28,14 @@ from .regex import parse_regex
 
 __all__ = ["EXTENSIONS", "LANGUAGES", "Language", "Parsed", "language_for", "read"]
 
-Reader = Callable[[str, str | None, str, Sequence[str], Limits], Parsed]
+Reader = Callable[[str, str | None, str, Sequence[str], Limits, Mapping[str, Any] | None],
+                  Parsed]
 
 
 @dataclass(frozen=True)
 class Language:
     """One grammar language: its name, file extensions, default start rule and reader
-    (text, source label, start rule, import folders, limits) → `Parsed`."""
+    (text, source label, start rule, import folders, limits, named grammars) → `Parsed`."""
 
     name: str
     extensions: tuple[str, ...]
@@ -40,21 +43,32 @@ class Language:
     reader: Reader
 
 
+def _no_grammars(language: str, grammars: Mapping[str, Any] | None) -> None:
+    if grammars:
+        raise GrammarError(f"named grammars (@name) are a Lark addition; {language} has none",
+                           code="lark-dialect")
+
+
 def _gbnf(text: str, source: str | None, start: str, paths: Sequence[str],
-          limits: Limits) -> Parsed:
+          limits: Limits, grammars: Mapping[str, Any] | None = None) -> Parsed:
+    _no_grammars("GBNF", grammars)
     return Parsed(parse_gbnf(text, source=source, start=start, limits=limits))
 
 
 def _lark(text: str, source: str | None, start: str, paths: Sequence[str],
-          limits: Limits) -> Parsed:
-    def lark(text: str) -> Parsed:
-        return parse_lark(text, start=start, source=source, import_paths=paths, limits=limits)
+          limits: Limits, grammars: Mapping[str, Any] | None = None) -> Parsed:
+    def dialect(text: str, keep: Sequence[str], rule: str | None, changed: bool) -> Parsed:
+        return parse_lark(text, start=rule or start, source=source, import_paths=paths,
+                          limits=limits, keep=keep, empty_terminals=changed)
 
-    return read_with_dialect(text, lark, limits) if uses_dialect(text) else lark(text)
+    if uses_dialect(text) or grammars:
+        return read_with_dialect(text, dialect, limits, source, grammars)
+    return parse_lark(text, start=start, source=source, import_paths=paths, limits=limits)
 
 
 def _regex(text: str, source: str | None, start: str, paths: Sequence[str],
-           limits: Limits) -> Parsed:
+           limits: Limits, grammars: Mapping[str, Any] | None = None) -> Parsed:
+    _no_grammars("a regex", grammars)
     pattern = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
     node = parse_regex(pattern, limits=limits)
     span = Span(1, 1, 1, max(len(pattern), 1))
@@ -92,12 +106,15 @@ def language_for(path: str | None, language: str | None = None) -> str:
 
 
 def read(language: str, text: str, *, source: str | None = None, start: str | None = None,
-         import_paths: Sequence[str] | None = None, limits: Limits = DEFAULT_LIMITS) -> Parsed:
+         import_paths: Sequence[str] | None = None, limits: Limits = DEFAULT_LIMITS,
+         grammars: Mapping[str, Any] | None = None) -> Parsed:
     """The grammar of `text` in `language` (a name of `LANGUAGES`), with the diagnostics
     found while reading. `start` defaults to the language's; `source` names the text in
     errors; `import_paths` are searched by `%import` (Lark; None: the folder of `source` when
-    it names a file). Raises the frontend's GrammarError (BudgetExceeded for `limits`)."""
+    it names a file); `grammars` are the grammars Lark's `@name` refers to (Lark texts or
+    JSON Schemas). Raises the frontend's GrammarError (BudgetExceeded for `limits`)."""
     entry = LANGUAGES[language_for(None, language)]
     if import_paths is None:
         import_paths = (str(Path(source).parent),) if source and Path(source).is_file() else ()
-    return entry.reader(text, source, start or entry.start, tuple(import_paths), limits)
+    return entry.reader(text, source, start or entry.start, tuple(import_paths), limits,
+                        grammars)

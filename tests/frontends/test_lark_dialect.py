@@ -78,9 +78,16 @@ def test_lines_and_columns_are_kept() -> None:
     ("start: %json", "1:13: %json needs a JSON object"),
     ('start: "a" <[^5]>', "1:12: !<[5]>: a single negated token reference"),
     ("start: <nope>", "1:8: token <nope>: '<nope>' is not the text of any token"),
-    ("start: x\nx[lazy]: /[a-z]+/", "2:2: syntax error: unexpected '['"),
-    ("start: @sub", "1:8: syntax error: unexpected character '@' (llguidance's grammar refe"),
-    ("start: A\nA: /a+/ & /aa/", "2:9: syntax error: unexpected character '&' (llguidance's"),
+    ("start: x\nx[max_tokens=3]: /[a-z]+/", "2:2: max_tokens is not supported"),
+    ("start: x\nx[colour=3]: /[a-z]+/", "2:2: unknown rule option 'colour'"),
+    ("start: x\nx[lazy]: x \"a\" | \"b\"", "2:2: rule x's options need a regular body"),
+    ("start: x\nx[stop=\"\"]: /a/", "2:2: an empty marker"),
+    ("start: A\nA[lazy]: /a/", "2:2: terminal A cannot take options"),
+    ("start: @sub", "1:8: @sub names no grammar"),
+    ('start: "a" & "b"', "1:12: syntax error: unexpected character '&' (& intersects terminals"),
+    ("start: <[5]> \"a\" )", "1:18: syntax error"),
+    ('start: "a"{,2} "b" )', "1:20: syntax error"),
+    ('%grammar_options {"skip": 1}\nstart: "a"', "1:18: %grammar_options takes"),
 ])
 def test_errors(text: str, message: str) -> None:
     with pytest.raises(GrammarError) as info:

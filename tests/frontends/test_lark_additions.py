@@ -1,0 +1,113 @@
+"""llguidance's and XGrammar's Lark additions: `{m,n}` repetitions, rule options (`lazy`,
+`suffix`, `stop`, `max_chars`), `&` and `~` of terminals, named grammars (`@name`) and
+`%grammar_options`. Each language is compared with a plain-Python oracle (Python's `re` and
+the definition of the option) on every short string over a small alphabet."""
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+
+import pytest
+
+from grammask.compiler import GrammarError, compile_lark
+from grammask.runtime import Matcher, Vocabulary
+
+VOCAB = Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [b"<end>"], 256)
+
+
+def _accepts(compiled, text: str) -> bool:  # type: ignore[no-untyped-def]
+    m = Matcher(compiled)
+    return m.accept_string(text) and m.can_terminate()
+
+
+def _strings(alphabet: str, most: int) -> list[str]:
+    return ["".join(p) for n in range(most + 1) for p in itertools.product(alphabet, repeat=n)]
+
+
+def _shortest(matches: Callable[[str], bool]) -> Callable[[str], bool]:
+    """The committed-shortest reading: in the language, and no proper prefix is."""
+    return lambda s: matches(s) and not any(matches(s[:i]) for i in range(len(s)))
+
+
+def _budget(matches: Callable[[str], bool], most: int) -> Callable[[str], bool]:
+    """max_chars: in the language, and no proper prefix of at least `most` characters is."""
+    return lambda s: matches(s) and not any(matches(s[:i]) for i in range(most, len(s)))
+
+
+def _full(pattern: str) -> Callable[[str], bool]:
+    return lambda s: re.fullmatch(pattern, s, re.S) is not None
+
+
+CASES: list[tuple[str, str, Callable[[str], bool], str, int]] = [
+    ("repeats", 'start: "a"{2,3} "b"{2} "c"{,1} "d"{2,} ("a" | "b"){0,} "c"{1,}\n',
+     _full(r"a{2,3}b{2}c?d{2,}[ab]*c+"), "abcd", 9),
+    ("repeat-in-terminal", "start: T\nT: /[ab]/{1,2} \"c\"{2,}\n", _full(r"[ab]{1,2}c{2,}"),
+     "abc", 5),
+    ("and-not", 'start: WORD\nWORD: /[a-z]+/ & ~("if" | "else" | "e")\n',
+     lambda s: re.fullmatch("[a-z]+", s) is not None and s not in ("if", "else", "e"),
+     "eifls", 4),
+    ("not-repeated", 'start: T\nT: (~"a"){2} & /[ab]*/\n',
+     lambda s: re.fullmatch("[ab]*", s) is not None and s != "a", "ab", 4),
+    ("not-binds-tight", 'start: T\nT: ~"a"+ & /[ab]*/\n',
+     lambda s: re.fullmatch("[ab]*", s) is not None and s != "a", "ab", 4),  # (~"a")+
+    ("no-double", "start: LINES\nLINES: /[a\\n]*/ & ~/(?s:.*)\\n\\n(?s:.*)/\n",
+     lambda s: re.fullmatch("[a\n]*", s) is not None and "\n\n" not in s, "a\n", 6),
+    ("lazy", 'start: head "=x>"\nhead[lazy]: TEXT "<f"\nTEXT: /(.|\\n)*/\n',
+     lambda s: s.endswith("=x>") and _shortest(_full(r".*<f"))(s[:-3]), "<f=x>", 8),
+    ("suffix", 'start: f "!"\nf[suffix="ab"]: /[ab]*/\n',
+     lambda s: s.endswith("!") and _shortest(_full(r"[ab]*ab"))(s[:-1]), "ab!", 7),
+    ("stop-terminal", 'start: f\nf[stop=END, capture]: /[ab]*/\nEND: "b" | "ba"\n',
+     _shortest(_full(r"[ab]*(b|ba)")), "ab", 6),
+    ("max-chars", 'start: r "!"\nr[max_chars=3]: /[ab]*c?/\n',
+     lambda s: s.endswith("!") and _budget(_full(r"[ab]*c?"), 3)(s[:-1]), "abc!", 7),
+]
+
+
+@pytest.mark.parametrize("name,grammar,oracle,alphabet,most", CASES, ids=[c[0] for c in CASES])
+def test_language_equals_oracle(name: str, grammar: str, oracle: Callable[[str], bool],
+                                alphabet: str, most: int) -> None:
+    compiled = compile_lark(grammar, VOCAB)
+    for s in _strings(alphabet, most):
+        assert _accepts(compiled, s) == oracle(s), repr(s)
+
+
+def test_lazy_lexemes_take_ignore_after_them() -> None:
+    compiled = compile_lark('%ignore " "\nstart: x "!"\nx[lazy]: "a" /[ab]*/\n', VOCAB)
+    assert _accepts(compiled, "a !") and _accepts(compiled, " a!")
+    assert not _accepts(compiled, "a b!") and not _accepts(compiled, "ab!")
+
+
+def test_named_grammars() -> None:
+    grammars = {"args": {"type": "object", "properties": {"a": {"type": "integer"}},
+                         "required": ["a"]},
+                "status": 'start: "ok" | @other', "other": 'start: "no"{1,2}'}
+    compiled = compile_lark('start: "<t>" @args "</t>" @status\n', VOCAB, grammars=grammars)
+    assert _accepts(compiled, '<t>{"a": 1}</t>ok') and _accepts(compiled, '<t>{"a":2}</t>nono')
+    assert not _accepts(compiled, '<t>{"a": "x"}</t>ok')
+    assert not _accepts(compiled, '<t>{"a": 1}</t>nonono')
+    with pytest.raises(GrammarError, match="cycle: @status -> @other -> @status"):
+        compile_lark('start: @status\n', VOCAB, grammars={
+            "status": "start: @other", "other": "start: @status"})
+    with pytest.raises(GrammarError, match="^1:8: in @other, 1:8: syntax error"):
+        compile_lark('start: @other\n', VOCAB, grammars={"other": "start: )"})
+
+
+def test_grammar_options_initial_skip() -> None:
+    """Lark lets %ignore'd text open the output; with %grammar_options, XGrammar's
+    `allow_initial_skip` (default false) decides."""
+    plain = '%ignore " "\nstart: "a" "b"\n'
+    assert _accepts(compile_lark(plain, VOCAB), " a b")
+    off = compile_lark('%grammar_options {}\n' + plain, VOCAB)
+    assert _accepts(off, "a b ") and not _accepts(off, " a b")
+    on = compile_lark('%grammar_options {"allow_initial_skip": true}\n' + plain, VOCAB)
+    assert _accepts(on, " a b")
+
+
+def test_plain_lark_keeps_its_meaning() -> None:
+    """A grammar with no addition is Lark's: `x ~ 2` is a repetition, and an empty terminal
+    is refused as Lark refuses it."""
+    assert _accepts(compile_lark('start: "a" ~ 2\n', VOCAB), "aa")
+    with pytest.raises(GrammarError, match="matches the empty string"):
+        compile_lark("start: A\nA: /a*/\n", VOCAB)
+    assert _accepts(compile_lark('start: A "{2}"\nA: /a*/ & /a?/\n', VOCAB), "{2}")
