@@ -40,6 +40,7 @@ from ..support.diagnostics import Span
 from ..support.errors import GrammarError
 from ..support.limits import DEFAULT_LIMITS, Limits
 from .gbnf_macros import TupleArg, expand_macro
+from .gbnf_options import strip_options, with_options
 from .gbnf_printer import is_gbnf_name, to_gbnf
 from .gbnf_reader import Unread, read
 
@@ -441,10 +442,12 @@ def parse_gbnf_with(text: str, source: str | None, start: str, limits: Limits,
         if nul >= 0:
             raise _err("NUL character in the grammar: llama.cpp stops reading there; write \\x00 "
                        "inside a string or class", *_end_position(text[:nul]))
+        text, options = strip_options(text)
         with deadline.compile_deadline(limits):
             grammar = _read(text, source, limits, direct)
-        assert isinstance(grammar, Grammar)
-        return Grammar(grammar.rules, start=start, source=source)
+            assert isinstance(grammar, Grammar)
+            rules = with_options(grammar, text, options, limits) if options else grammar.rules
+        return Grammar(rules, start=start, source=source)
     except UnexpectedInput as e:
         raise _syntax_error(e, text) from None
     except RecursionError:

@@ -20,24 +20,23 @@ from typing import Any
 
 from ..automata.language_ops import difference, intersect
 from ..ir.merge import MergedRules
-from ..ir.nodes import EMPTY, Choice, Grammar, Node, Repeat, Rule, RuleRef, Seq, TokenRef, walk
+from ..ir.nodes import Choice, Grammar, Node, Repeat, Rule, RuleRef, Seq, TokenRef
 from ..ir.rewrite import substitute
 from ..support.diagnostics import Diagnostic, Span
 from ..support.errors import GrammarError
 from ..support.limits import Limits
 from .json_schema import JsonSchemaOptions, schema_to_grammar
-from .json_schema.ecma_regex import ANY_CHAR, ANY_STRING
+from .json_schema.ecma_regex import ANY_STRING
 from .lark_grammar import IGNORE_RULE
 from .lark_rewrite import Expr, Rewritten, position, rewrite
 from .parsed import Parsed
+from .rule_options import with_options
 
 __all__ = ["read_with_dialect", "uses_dialect"]
 
 _MARKS = re.compile(r"%json\b|%llguidance\b|%grammar_options\b|<|@|&|~|"
                     r"\{[ \t]*[0-9,]|^[ \t]*[?!]?[_A-Za-z][_A-Za-z0-9]*\[", re.MULTILINE)
 _ID = re.compile(r"\s*([0-9]{1,9})\s*(?:-\s*([0-9]{1,9})\s*)?")
-_OPTIONS = ("lazy", "suffix", "stop", "max_chars", "max_tokens", "capture", "stop_capture",
-            "temperature")
 Read = Callable[[str, Sequence[str], str | None, bool], Parsed]
 """Lark's reading of a plain Lark text (keeping the named unused terminals too) from a start
 rule (None: the caller's), with llguidance's lexemes (empty terminals allowed) or not."""
@@ -142,7 +141,19 @@ def read_with_dialect(text: str, read: Read, limits: Limits, source: str | None 
     every = {**out, **{rule.name: rule for rule in merged.rules}}
     for name, (at, options) in r.rule_options.items():
         if name in out:
-            out[name] = _with_options(every, name, options, meaning, text, at, limits, notes)
+            try:
+                body, ignored = with_options(every, name, options, meaning, limits,
+                                             IGNORE_RULE if IGNORE_RULE in every else None)
+            except GrammarError as exc:
+                line, column = position(text, at)
+                code = "lark-dialect" if exc.code == "rule-options" else exc.code
+                raise exc.located(line=line, column=column, code=code) from None
+            out[name] = Rule(name, body, out[name].span, out[name].kept)
+            if ignored:
+                notes.append(Diagnostic("info", "lark-dialect", f"rule {name}: "
+                                        f"{', '.join(ignored)} ignored (they do not change the "
+                                        "language)", Span(*position(text, at),
+                                                          *position(text, at), source)))
     if r.grammar_options is not None and not r.grammar_options.get("allow_initial_skip"):
         start = out[grammar.start]
         body = start.body
@@ -206,72 +217,3 @@ def _operators(expr: Expr, leaves: dict[str, Node], limits: Limits, text: str,
     if kind == "and":
         return intersect(*parts, limits=limits, label="&")
     return Choice(tuple(parts)) if kind == "or" else Seq(tuple(parts))
-
-
-def _regular(rules: dict[str, Rule], name: str, text: str, at: int) -> Node:
-    """Rule `name`'s body with every rule it uses inlined and `%ignore` left out: an error
-    unless that is a regular language of text (no recursion, no token reference)."""
-    done: dict[str, Node] = {IGNORE_RULE: EMPTY}
-
-    def inline(rule: str, path: tuple[str, ...]) -> Node:
-        if rule in done:
-            return done[rule]
-        if rule in path:
-            raise _error(text, at, f"rule {name}'s options need a regular body, but it is "
-                                   f"recursive through {' -> '.join((*path, rule))}")
-        body = rules[rule].body
-        for node in walk(body):
-            if isinstance(node, TokenRef):
-                raise _error(text, at, f"rule {name}'s options need a body of text, not token "
-                                       "references")
-        refs = {n.name for n in walk(body) if isinstance(n, RuleRef)}
-        done[rule] = substitute(body, {r: inline(r, (*path, rule)) for r in refs})
-        return done[rule]
-
-    return inline(name, ())
-
-
-def _with_options(rules: dict[str, Rule], name: str, options: dict[str, str | None],
-                  markers: dict[str, Node], text: str, at: int, limits: Limits,
-                  notes: list[Diagnostic]) -> Rule:
-    """Rule `name` with its options' meaning (`specs/lark.md`)."""
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise _error(text, at, f"unknown rule option {unknown[0]!r} (known: "
-                               f"{', '.join(_OPTIONS)})")
-    if "max_tokens" in options:
-        raise _error(text, at, "max_tokens is not supported: a per-rule token budget needs a "
-                               "token counter in the matcher; max_chars bounds the text instead")
-    if "suffix" in options and "stop" in options:
-        raise _error(text, at, "suffix and stop cannot be used together")
-    ignored = sorted(set(options) & {"capture", "stop_capture", "temperature"})
-    if ignored:
-        line, column = position(text, at)
-        notes.append(Diagnostic("info", "lark-dialect", f"rule {name}: {', '.join(ignored)} "
-                                "ignored (they do not change the language)",
-                                Span(line, column, line, column)))
-    marker = options.get("suffix") or options.get("stop")
-    if marker == '""':
-        raise _error(text, at, 'an empty marker (llguidance\'s stop="" for EOS) is not '
-                               "supported: the matcher already allows EOS where the text ends")
-    lazy = "lazy" in options or marker is not None
-    most = options.get("max_chars")
-    if not lazy and most is None:
-        return rules[name]
-    language = _regular(rules, name, text, at)
-    if marker is not None:
-        language = Seq((language, markers[marker]))
-    if lazy:  # ends at the first place it can end
-        language = difference(language, Seq((language, ANY_CHAR, ANY_STRING)), limits=limits,
-                              label=f"{name}[lazy]")
-    elif most is not None:  # past max_chars, ends at the first place it can end
-        if not most.isdigit() or int(most) > limits.max_repeat:
-            raise _error(text, at, f"max_chars must be an integer from 0 to "
-                                   f"{limits.max_repeat} (Limits.max_repeat), got {most}")
-        long = intersect(language, Seq((Repeat(ANY_CHAR, int(most), int(most)), ANY_STRING)),
-                         limits=limits)
-        language = difference(language, Seq((long, ANY_CHAR, ANY_STRING)), limits=limits,
-                              label=f"{name}[max_chars]")
-    rule = rules[name]
-    body = Seq((language, RuleRef(IGNORE_RULE))) if IGNORE_RULE in rules else language
-    return Rule(name, body, rule.span, rule.kept)

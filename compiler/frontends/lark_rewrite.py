@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..support.errors import GrammarError
+from .rule_options import parse_options
 
 __all__ = ["Expr", "Rewritten", "position", "rewrite"]
 
@@ -35,8 +36,6 @@ _LEX = re.compile(r"""
   | (?P<directive>%[a-z_]+) | (?P<at>@[A-Za-z0-9_-]+) | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<number>[0-9]+) | (?P<punct>.)""", re.VERBOSE | re.DOTALL)
 _REPEAT = re.compile(r"\{[ \t]*([0-9]*)[ \t]*(?:(,)[ \t]*([0-9]*)[ \t]*)?\}")
-_OPTION = re.compile(r"""[ \t]*([a-z_]+)[ \t]*(?:=[ \t]*("(?:[^"\\]|\\.)*"i?|/(?:[^/\\]|\\.)+/[a-z]*
-                     |[A-Za-z_][A-Za-z0-9_]*|[0-9.]+))?[ \t]*(?:,|$)""", re.VERBOSE)
 _DECODER = json.JSONDecoder()
 
 Expr = tuple
@@ -230,18 +229,12 @@ class _Pass:
         return k, (name, s) if upper else None
 
     def _options(self, start: int, end: int) -> dict[str, str | None]:
-        out: dict[str, str | None] = {}
-        at = start
-        while at < end:
-            m = _OPTION.match(self.src, at, end)
-            if m is None or m.end() == at:
-                raise _error(self.src, at, "malformed rule options: write name[key, key=value, "
-                                           "...] with values a string, regex, name or number")
-            if m.group(1) in out:
-                raise _error(self.src, at, f"rule option {m.group(1)!r} is given twice")
-            out[m.group(1)] = m.group(2)
-            at = m.end()
-        return out
+        options = parse_options(self.src, start, end)
+        if isinstance(options, int):
+            raise _error(self.src, options, "malformed rule options: write name[key, "
+                                            "key=value, ...], each key once, values a string, "
+                                            "regex, name or number")
+        return options
 
     def _token(self, k: int) -> int:
         s = self.toks[k][1]

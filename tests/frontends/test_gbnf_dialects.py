@@ -97,8 +97,26 @@ def test_token_macros() -> None:
     ('root ::= TagDispatch(("<t>", t), excludes=("<",))\nt ::= "x"', "begins a tag"),
     ('root ::= Substring("ab", "c")', "not supported yet"),
     ('root ::= Token(x)', "expected a token id"),
-    ("root ::= x\nx[lazy] ::= [a-z]+", r"2:2: rule options '\[lazy\]' \(XGrammar's EBNF\)"),
+    ("root ::= x\nx[max_tokens=3] ::= [a-z]+", "2:2: max_tokens is not supported"),
+    ('root ::= x\nx[lazy] ::= "a" x | "b"', "2:2: rule x's options need a regular body"),
+    ("root ::= x\nx[la zy] ::= [a-z]+", "2:3: malformed rule options"),
 ])
 def test_macro_errors(gbnf: str, message: str) -> None:
     with pytest.raises(GrammarError, match=message):
         compile_gbnf(gbnf, VOCAB)
+
+
+@pytest.mark.parametrize("gbnf,good,bad", [
+    ('root ::= name ">" [a-z]+\nname[lazy] ::= [a-z]+', ["a>b"], ["ab>c", ">b"]),
+    ('root ::= head "=x>"\nhead[lazy] ::= [^\\x00]* "<f"', ["hi <f=x>", "<f=x>"],
+     ["hi <f <f=x>", "hi=x>"]),
+    ('root ::= "<" n ">"\nn[max_chars=2, capture="n", temperature=0.5] ::= [a-z]*',
+     ["<>", "<ab>"], ["<abc>"]),
+])
+def test_rule_options(gbnf: str, good: list[str], bad: list[str]) -> None:
+    """XGrammar's `name[lazy]` (committed-shortest) and `max_chars` on EBNF rules; `capture`
+    and `temperature` do not change the language."""
+    for text in good:
+        assert _accepts(gbnf, text), text
+    for text in bad:
+        assert not _accepts(gbnf, text), text
