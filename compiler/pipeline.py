@@ -28,7 +28,7 @@ from .ir.graph import check_references, find_cycle
 from .ir.nodes import Grammar, Node
 from .lowering.regular import inline_regular
 from .lowering.rule_automata import build_pushdown
-from .lowering.tokens import resolve_tokens
+from .lowering.tokens import resolve_tokens, trigger_token
 from .support import caches, deadline
 from .support.deadline import compile_deadline
 from .support.diagnostics import Diagnostic
@@ -222,12 +222,14 @@ def compile_gbnf(
     precompute: bool = False,
     kind: str | None = None,
     triggers: Sequence[str] = (),
+    trigger_tokens: Sequence[int | str] = (),
 ) -> CompiledGrammar:
     """Compile a GBNF grammar (llama.cpp's dialect, with its token references and XGrammar's
-    `Regex("...")`) against `vocab`. With `triggers`, the grammar is lazy, as llama.cpp's
-    `grammar_lazy`: free text until a trigger word, then the grammar from the trigger on
-    (`frontends/lazy.py`)."""
-    return _compile_text("gbnf", text, vocab, start, limits, precompute, kind, triggers)
+    `Regex("...")`) against `vocab`. With `triggers` (words) or `trigger_tokens` (ids or
+    token texts), the grammar is lazy, as llama.cpp's `grammar_lazy`: free text until a
+    trigger, then the grammar from the trigger on (`frontends/lazy.py`)."""
+    return _compile_text("gbnf", text, vocab, start, limits, precompute, kind, triggers,
+                         trigger_tokens=trigger_tokens)
 
 
 def compile_lark(
@@ -249,15 +251,20 @@ def compile_lark(
 
 def _compile_text(language: str, text: str, vocab: Vocabulary, start: str, limits: Limits,
                   precompute: bool, kind: str | None, triggers: Sequence[str] = (),
-                  grammars: Mapping[str, Any] | None = None) -> CompiledGrammar:
+                  grammars: Mapping[str, Any] | None = None,
+                  trigger_tokens: Sequence[int | str] = ()) -> CompiledGrammar:
     """A grammar text read by its frontend (`frontends.registry`), made lazy when there are
     `triggers`, and compiled; the frontend's diagnostics become notes after the backend's."""
     with compile_deadline(limits):
         grammar, diagnostics = read(language, text, start=start, import_paths=(), limits=limits,
                                     grammars=grammars)
-        if triggers:
+        if triggers or trigger_tokens:
             check_references(grammar)
-            grammar = lazy_grammar(grammar, triggers, limits)
+            if isinstance(triggers, str) or isinstance(trigger_tokens, (str, int)):
+                raise GrammarError("triggers and trigger_tokens are lists",
+                                   code="invalid-trigger")
+            tokens = [trigger_token(vocab, t) for t in trigger_tokens]
+            grammar = lazy_grammar(grammar, triggers, limits, tokens)
         compiled = compile_grammar(grammar, vocab, limits=limits, precompute=precompute,
                                    kind=kind)
     return _with_notes(compiled, diagnostics)

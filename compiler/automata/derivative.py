@@ -14,8 +14,14 @@ with `text`. Brzozowski's rules, one code point at a time, on the IR:
   k-th character (built once per rule and step, so a recursive grammar stays finite);
 - an automaton leaf moves its start over the character's UTF-8 bytes; a token reference
   matches nothing (a token is not text).
+
+`token_derivative(grammar, token)` is the same step by one token instead (`TokenSymbol`: its
+id and surface text): a token reference naming it (or a negated one not naming it) is the
+empty string, every text leaf matches nothing.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from ..ir.nodes import (
     EMPTY,
@@ -36,7 +42,19 @@ from ..ir.summaries import Summary, rule_summaries, summarize
 from ..support import deadline
 from .minimize import minimize_table
 
-__all__ = ["derivative"]
+__all__ = ["TokenSymbol", "derivative", "token_derivative"]
+
+
+class TokenSymbol(NamedTuple):
+    """One token of the vocabulary: its id and its surface text."""
+
+    id: int
+    text: str
+
+    def named_by(self, ref: TokenRef) -> bool:
+        """Whether `ref` admits this token."""
+        named = any(lo <= self.id <= hi for lo, hi in ref.ids) or self.text in ref.texts
+        return named != ref.negated
 
 
 def _seq(items: list[Node]) -> Node:
@@ -54,11 +72,12 @@ def _choice(alts: list[Node]) -> Node:
 class _Step:
     """The derivative of every rule of a grammar by one character."""
 
-    def __init__(self, grammar: Grammar, char: str, step: str) -> None:
+    def __init__(self, grammar: Grammar, char: str | TokenSymbol, step: str) -> None:
         self.grammar = grammar
-        self.char = char
-        self.code = ord(char)
-        self.data = char.encode("utf-8")
+        self.token = char if isinstance(char, TokenSymbol) else None
+        self.char = char if isinstance(char, str) else ""
+        self.code = ord(char) if isinstance(char, str) else -1
+        self.data = self.char.encode("utf-8")
         self.suffix = f"~{step}"
         self.summaries = rule_summaries(grammar, [r.name for r in grammar.rules])[0]
         self.summary_memo: dict[int, Summary] = {}
@@ -82,6 +101,8 @@ class _Step:
         return found
 
     def _of(self, n: Node) -> Node:
+        if self.token is not None and not isinstance(n, (Seq, Choice, Repeat, RuleRef)):
+            return EMPTY if isinstance(n, TokenRef) and self.token.named_by(n) else NOTHING
         if isinstance(n, Literal):
             text = n.data.decode("utf-8")
             return (Literal(text[1:].encode("utf-8")) if len(text) > 1 else EMPTY) \
@@ -139,3 +160,11 @@ def derivative(grammar: Grammar, text: str, tag: str = "") -> Grammar:
         assert isinstance(start, RuleRef), "the start rule is defined"
         grammar = Grammar((*grammar.rules, *step.rules()), start.name, grammar.source)
     return grammar
+
+
+def token_derivative(grammar: Grammar, token: TokenSymbol, tag: str = "") -> Grammar:
+    """The grammar of the rests of `grammar`'s strings that begin with `token` (one step)."""
+    step = _Step(grammar, token, f"{tag}0")
+    start = step.rule(grammar.start)
+    assert isinstance(start, RuleRef), "the start rule is defined"
+    return Grammar((*grammar.rules, *step.rules()), start.name, grammar.source)

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from ...runtime.vocab.spelling import MAX_REFERENCE_ID, token_spelling
 from ...runtime.vocab.vocabulary import Vocabulary
+from ..automata.derivative import TokenSymbol
 from ..ir.nodes import CharClass, Choice, Grammar, Literal, Node, Repeat, Rule, TokenRef
 from ..ir.rewrite import rewrite
 from ..ir.summaries import fold
 from ..support.errors import GrammarError
 from ..support.limits import Limits
 
-__all__ = ["resolve_tokens"]
+__all__ = ["resolve_tokens", "trigger_token"]
 
 ANY_CHARACTER = CharClass.of((), negated=True)
 
@@ -94,6 +95,25 @@ class _Resolver:
             if not ref.negated and i not in self.control and not self.text[i]:
                 raise _error(ref, f"token {_show(ref)}: id {i} spells nothing (padding)")
         return out
+
+
+def trigger_token(vocab: Vocabulary, token: int | str) -> tuple[TokenSymbol, bool]:
+    """A trigger token given by id or by text, as the one token it names (checked as a
+    reference is), and whether it spells its text (a text token) or not (a control token)."""
+    if isinstance(token, bool) or not isinstance(token, (int, str)):
+        raise GrammarError(f"a trigger token is an id or a token's text, got {token!r}",
+                           code="invalid-trigger")
+    ref = TokenRef(ids=((token, token),)) if isinstance(token, int) and token >= 0 else \
+        TokenRef(texts=(token,)) if isinstance(token, str) and token else None
+    if ref is None:
+        raise GrammarError(f"a trigger token is an id ≥ 0 or a non-empty text, got {token!r}",
+                           code="invalid-trigger")
+    resolver = _Resolver(vocab)
+    (found,) = resolver.ids(ref)
+    text = dict(vocab.special_token_text).get(found)
+    spelled = text if text is not None else vocab.token_bytes(found)
+    return (TokenSymbol(found, spelled.decode("utf-8", "replace")),
+            found not in resolver.control)
 
 
 def resolve_tokens(grammar: Grammar, vocab: Vocabulary, limits: Limits

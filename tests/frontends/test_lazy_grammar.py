@@ -1,5 +1,5 @@
-"""Lazy GBNF grammars (llama.cpp's `grammar_lazy`): free text until a trigger word, then the
-grammar from the trigger on."""
+"""Lazy GBNF grammars (llama.cpp's `grammar_lazy`): free text until a trigger word or a
+sampled trigger token, then the grammar from the trigger on."""
 from __future__ import annotations
 
 import re
@@ -7,7 +7,8 @@ import re
 import pytest
 
 from grammask.compiler import GrammarError, compile_gbnf
-from grammask.runtime import Matcher
+from grammask.runtime import Matcher, Vocabulary
+from tests.support.masks import mask_of
 from tests.support.vocabularies import small_vocabulary
 
 VOCAB = small_vocabulary()
@@ -50,5 +51,47 @@ def test_several_triggers_and_a_recursive_grammar() -> None:
 
 
 def test_bad_triggers() -> None:
-    with pytest.raises(GrammarError, match="triggers must be non-empty strings"):
+    with pytest.raises(GrammarError, match="trigger words must be non-empty strings"):
         compile_gbnf(CALL, VOCAB, triggers=[""])
+    with pytest.raises(GrammarError, match="is a stop"):
+        compile_gbnf(CALL, QWEN, trigger_tokens=[151643])
+    with pytest.raises(GrammarError, match="not the text of any token"):
+        compile_gbnf(CALL, QWEN, trigger_tokens=["<nope>"])
+    with pytest.raises(GrammarError, match="lists"):
+        compile_gbnf(CALL, QWEN, trigger_tokens=151657)
+
+
+QWEN = Vocabulary.default(eos_token_ids=[151643, 151645])
+TOOL_CALL, TOOL_END, BOX = 151657, 151658, 151648
+
+
+def _accepts(compiled, ids: list[int]) -> bool:  # type: ignore[no-untyped-def]
+    m = Matcher(compiled)
+    return all(m.accept_token(t) for t in ids) and m.can_terminate()
+
+
+def test_trigger_token_fires_only_when_sampled() -> None:
+    """Qwen's `<tool_call>` (a text token): sampled, it opens the grammar; its text written in
+    pieces is free text. The grammar may begin with the token or with its text."""
+    for grammar in ('root ::= <tool_call> "{" [a-z]+ "}" </tool_call>',
+                    'root ::= "<tool_call>{" [a-z]+ "}</tool_call>"'):
+        compiled = compile_gbnf(grammar, QWEN, trigger_tokens=[TOOL_CALL])
+        pieces = [QWEN.encode(c)[0] for c in "<tool_call>"]
+        assert _accepts(compiled, QWEN.encode("hi ") + pieces + QWEN.encode("{x"))
+        call = [TOOL_CALL, *QWEN.encode("{ab}")]
+        end = [TOOL_END] if "</tool_call>\"" not in grammar else QWEN.encode("</tool_call>")
+        assert _accepts(compiled, QWEN.encode("hi ") + call + end)
+        assert not _accepts(compiled, [TOOL_CALL, *QWEN.encode("x")])
+        m = Matcher(compiled)
+        assert m.accept_token(TOOL_CALL) and QWEN.encode("{")[0] in mask_of(m)
+        assert all(QWEN.token_bytes(t).startswith(b"{") for t in mask_of(m))
+
+
+def test_control_trigger_token_and_words_together() -> None:
+    compiled = compile_gbnf('root ::= <|box_start|> [0-9]+ | "N:" [0-9]', QWEN,
+                            trigger_tokens=["<|box_start|>"], triggers=["N:"])
+    assert _accepts(compiled, QWEN.encode("see ") + [BOX] + QWEN.encode("12"))
+    assert _accepts(compiled, QWEN.encode("see N:4"))
+    assert not _accepts(compiled, QWEN.encode("see N:44"))
+    assert not _accepts(compiled, [BOX] + QWEN.encode("x"))
+    assert _accepts(compiled, QWEN.encode("no trigger at all"))
