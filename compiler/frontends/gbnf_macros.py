@@ -1,4 +1,5 @@
-"""XGrammar's EBNF macros, read in GBNF: `Regex`, `TagDispatch`, `Token` and `ExcludeToken`.
+"""XGrammar's EBNF macros, read in GBNF: `Regex`, `TagDispatch`, `Token`, `ExcludeToken` and
+`Substring`.
 
 A macro is `Name(arguments)` with no space before the parenthesis; arguments are strings,
 numbers, `true`/`false`, rule names and tuples of them, then `name=value` options. Each macro
@@ -9,9 +10,10 @@ becomes ordinary IR with XGrammar's documented meaning:
 | `Regex(pattern, json_string=false, flags=...)` | the regex's language (`specs/regex.md`); without `flags`, `.` matches every code point (each `.` read as `[\\s\\S]`), with `flags`, `s` does that and `u` changes nothing; `json_string=true` intersects it with the characters a JSON string holds unescaped |
 | `TagDispatch((tag, rule), …, loop_after_dispatch=true, excludes=())` | free text without a tag or an excluded string, and wherever a tag is first complete, that tag's rule (then free text again when looping) — the structural tags' `dispatch` |
 | `Token(id, …)`, `ExcludeToken(id, …)` | a `TokenRef` (the latter negated: supported repeated with `*` or `+`) |
+| `Substring(chunk, …)` | every run of whole consecutive chunks (`substring.py`) |
 
-`Substring` and the flag `i` (ASCII-only case folding, which Python's `re` does not have) are
-errors naming the macro.
+The flag `i` (ASCII-only case folding, which Python's `re` does not have) is an error naming the
+macro.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from ..support.errors import GrammarError
 from ..support.limits import Limits
 from .free_text import dispatched, free_text
 from .regex import parse_regex
+from .substring import substring
 
 __all__ = ["TupleArg", "expand_macro"]
 
@@ -132,6 +135,12 @@ def expand_macro(tok: Token, args: list[Any], limits: Limits, source: str | None
         return TokenRef(ids=ids, negated=call.name == "ExcludeToken",
                         span=Span(tok.line or 0, tok.column or 0, tok.line or 0,
                                   (tok.column or 0) + len(call.name), source))
+    if call.name == "Substring":
+        call.check_options(())
+        try:
+            return substring([call.string(c) for c in call.positional], limits)
+        except GrammarError as exc:
+            raise call.error(exc.message) from None
     raise call.error("this macro is not supported yet")
 
 

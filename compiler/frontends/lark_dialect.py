@@ -31,10 +31,11 @@ from .lark_grammar import IGNORE_RULE
 from .lark_rewrite import Expr, Rewritten, position, rewrite
 from .parsed import Parsed
 from .rule_options import with_options
+from .substring import chunk_words, substring
 
 __all__ = ["read_with_dialect", "uses_dialect"]
 
-_MARKS = re.compile(r"%json\b|%llguidance\b|%grammar_options\b|<|@|&|~|"
+_MARKS = re.compile(r"%json\b|%regex\b|%llguidance\b|%grammar_options\b|<|@|&|~|"
                     r"\{[ \t]*[0-9,]|^[ \t]*[?!]?[_A-Za-z][_A-Za-z0-9]*\[", re.MULTILINE)
 _ID = re.compile(r"\s*([0-9]{1,9})\s*(?:-\s*([0-9]{1,9})\s*)?")
 Read = Callable[[str, Sequence[str], str | None, bool], Parsed]
@@ -121,6 +122,8 @@ def read_with_dialect(text: str, read: Read, limits: Limits, source: str | None 
             meaning[name] = _tokens(text, at, *value)
         elif kind == "json":
             meaning[name] = _schema(text, at, value, merged, limits)
+        elif kind == "regex":
+            meaning[name] = _substring(text, at, value, limits)
         elif kind == "grammar":
             meaning[name] = _named(text, at, value, read, merged, limits, source, grammars,
                                    chain)
@@ -134,7 +137,7 @@ def read_with_dialect(text: str, read: Read, limits: Limits, source: str | None 
     out: dict[str, Rule] = {}
     for rule in rules.values():
         if rule.name in meaning:
-            if r.placeholders[rule.name][1] in ("json", "grammar"):
+            if r.placeholders[rule.name][1] in ("json", "grammar", "regex"):
                 out[rule.name] = Rule(rule.name, meaning[rule.name], rule.span, rule.kept)
             continue
         out[rule.name] = Rule(rule.name, substitute(rule.body, tokens), rule.span, rule.kept)
@@ -171,6 +174,27 @@ def _schema(text: str, at: int, schema: Any, merged: MergedRules, limits: Limits
         raise exc.located(line=line, column=column,
                           message=f"in %json: {exc.message}") from None
     return merged.add(parsed.grammar, "json")
+
+
+def _substring(text: str, at: int, value: Any, limits: Limits) -> Node:
+    """llguidance's structured `%regex {...}`: one of `substring_chunks` (a list of texts),
+    `substring_words`, `substring_chars` (a text)."""
+    if not isinstance(value, dict) or len(value) != 1:
+        raise _error(text, at, "%regex takes one of substring_chunks, substring_words, "
+                               "substring_chars")
+    ((key, arg),) = value.items()
+    if key == "substring_chunks" and isinstance(arg, list) and \
+            all(isinstance(c, str) for c in arg):
+        chunks = arg
+    elif key in ("substring_words", "substring_chars") and isinstance(arg, str):
+        chunks = chunk_words(arg) if key == "substring_words" else list(arg)
+    else:
+        raise _error(text, at, f"%regex: {key!r} is not supported (substring_chunks takes a "
+                               "list of texts; substring_words and substring_chars a text)")
+    try:
+        return substring(chunks, limits)
+    except GrammarError as exc:
+        raise _error(text, at, f"%regex: {exc.message}", exc.code) from None
 
 
 def _named(text: str, at: int, name: str, read: Read, merged: MergedRules, limits: Limits,

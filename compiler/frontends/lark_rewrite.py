@@ -10,7 +10,7 @@ copied unchanged (the tokenizer skips them whole).
 
 | addition | rewritten as | kept in |
 |---|---|---|
-| `%json {…}`, `<…>` token reference, `@name` | a rule reference `P` (a fresh name), `P: "\\x00P"` defined after the text | `placeholders[P]` |
+| `%json {…}`, `%regex {…}`, `<…>` token reference, `@name` | a rule reference `P` (a fresh name), `P: "\\x00P"` defined after the text | `placeholders[P]` |
 | `%llguidance {…}`, `%grammar_options {…}` | nothing | `notes`, `grammar_options` |
 | `x{m,n}`, `x{n}`, `x{,n}`, `x{0,}`, `x{1,}`, `x{m,}` | `x~m..n`, `x~n`, `x~0..n`, `x*`, `x+`, `x~m x*` | |
 | `name[opts]:` | `name:` | `rule_options[name]` |
@@ -153,7 +153,8 @@ class _Pass:
             if kind == "punct" and word == "<":
                 k, last_atom = self._token(k), self.r._size
                 continue
-            if kind == "directive" and word in ("%json", "%llguidance", "%grammar_options"):
+            if kind == "directive" and word in ("%json", "%regex", "%llguidance",
+                                                "%grammar_options"):
                 last_atom = self.r._size
                 k = self._json(k, word)
                 continue
@@ -256,8 +257,8 @@ class _Pass:
             value, end = _DECODER.raw_decode(self.src, start)
         except ValueError as exc:
             raise _error(self.src, start, f"{word} needs a JSON object after it: {exc}") from None
-        if word == "%json":
-            self.r.put(self.hold("json", at, value), at)
+        if word in ("%json", "%regex"):
+            self.r.put(self.hold(word[1:], at, value), at)
         elif not isinstance(value, dict):
             raise _error(self.src, start, f"{word} takes a JSON object of options")
         elif word == "%llguidance":

@@ -95,7 +95,7 @@ def test_token_macros() -> None:
     ('root ::= Regex("a", flags="i")', "only 's' and 'u' are supported"),
     ('root ::= Regex("a", dotall=true)', "unknown option 'dotall'"),
     ('root ::= TagDispatch(("<t>", t), excludes=("<",))\nt ::= "x"', "begins a tag"),
-    ('root ::= Substring("ab", "c")', "not supported yet"),
+    ('root ::= Substring("ab", x=1)', "unknown option 'x'"),
     ('root ::= Token(x)', "expected a token id"),
     ("root ::= x\nx[max_tokens=3] ::= [a-z]+", "2:2: max_tokens is not supported"),
     ('root ::= x\nx[lazy] ::= "a" x | "b"', "2:2: rule x's options need a regular body"),
@@ -120,3 +120,11 @@ def test_rule_options(gbnf: str, good: list[str], bad: list[str]) -> None:
         assert _accepts(gbnf, text), text
     for text in bad:
         assert not _accepts(gbnf, text), text
+
+
+def test_substring() -> None:
+    chunks = ["abc", "de", "fg", "de"]
+    runs = {"".join(chunks[n:m]) for n in range(5) for m in range(n, 5)}
+    grammar = 'root ::= Substring("abc", "de", "fg", "de")'
+    for text in ["", "ab", "abc", "cde", "defg", "fgde", "abcdefgde", "dede", "abcfg"]:
+        assert _accepts(grammar, text) == (text in runs), text

@@ -1,6 +1,6 @@
 """llguidance's and XGrammar's Lark additions: `{m,n}` repetitions, rule options (`lazy`,
-`suffix`, `stop`, `max_chars`), `&` and `~` of terminals, named grammars (`@name`) and
-`%grammar_options`. Each language is compared with a plain-Python oracle (Python's `re` and
+`suffix`, `stop`, `max_chars`), `&` and `~` of terminals, `%regex` substrings, named grammars
+(`@name`) and `%grammar_options`. Each language is compared with a plain-Python oracle (Python's `re` and
 the definition of the option) on every short string over a small alphabet."""
 from __future__ import annotations
 
@@ -35,6 +35,12 @@ def _budget(matches: Callable[[str], bool], most: int) -> Callable[[str], bool]:
     return lambda s: matches(s) and not any(matches(s[:i]) for i in range(most, len(s)))
 
 
+def _runs(chunks: list[str]) -> set[str]:
+    """Every run of whole consecutive chunks."""
+    return {"".join(chunks[n:m]) for n in range(len(chunks) + 1)
+            for m in range(n, len(chunks) + 1)}
+
+
 def _full(pattern: str) -> Callable[[str], bool]:
     return lambda s: re.fullmatch(pattern, s, re.S) is not None
 
@@ -59,6 +65,11 @@ CASES: list[tuple[str, str, Callable[[str], bool], str, int]] = [
      lambda s: s.endswith("!") and _shortest(_full(r"[ab]*ab"))(s[:-1]), "ab!", 7),
     ("stop-terminal", 'start: f\nf[stop=END, capture]: /[ab]*/\nEND: "b" | "ba"\n',
      _shortest(_full(r"[ab]*(b|ba)")), "ab", 6),
+    ("substring", 'start: "<" %regex {"substring_chunks": ["ab", "a", "", "ba", "b"]} ">"\n',
+     lambda s: len(s) >= 2 and s[0] == "<" and s[-1] == ">" and s[1:-1] in _runs(
+         ["ab", "a", "", "ba", "b"]), "<>ab", 8),
+    ("substring-words", 'start: %regex {"substring_words": "a b  ab."}\n',
+     lambda s: s in _runs(["a", " ", "b", "  ", "ab", "."]), "ab .", 5),
     ("max-chars", 'start: r "!"\nr[max_chars=3]: /[ab]*c?/\n',
      lambda s: s.endswith("!") and _budget(_full(r"[ab]*c?"), 3)(s[:-1]), "abc!", 7),
 ]
