@@ -13,7 +13,10 @@ TOKENS = ["::=", "->", "%import common.WS", "%ignore", "root", "start", "\\p{L}"
           "(?:", "[^", "\\u00e9", "\\x7f", "/[a-z]+/i", "+?", "*", "\"\"", "''", "|", "~ 3",
           ".2", "%declare X", "[\\s\\S]", 'Regex("a.")', 'TagDispatch(("<t>", root))',
           "Token(1)", "ExcludeToken(2)*", "<[1-3]>", "!<x>*", "<[^5]>*", '%json {"type": "integer"}',
-          "%llguidance {}"]
+          "%llguidance {}", "[lazy]", "[suffix=\"<e>\"]", "[max_chars=3, capture]", " & ",
+          " ~", "~/a/", "@g", "{,2}", "{2}", '%regex {"substring_words": "a b"}',
+          '%grammar_options {"allow_initial_skip": true}', 'Substring("ab", "c")',
+          "[lazy] ::=", "\nx[lazy]: /[a-z]+/\n"]
 TYPES = ["string", "number", "integer", "boolean", "null", "object", "array"]
 NUMBERS: list[Any] = [0, 1, -1, 2, 3, 7, 0.5, -0.0, 1e-7, 0.1, 1.5e300, 2**53 + 1, -(2**63),
                       10**30, 1e-320, 100, 65536]
