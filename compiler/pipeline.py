@@ -322,7 +322,8 @@ def compile_tool_calls(tools: Any, vocab: Vocabulary, *, format: str, tool_choic
     """Compile a tool-calling request (OpenAI-style `tools`, `tool_choice` "auto", "required",
     "none" or one named function) in a model family's own `format` (`llama`, `qwen_3`,
     `qwen_3_5`/`qwen_3_coder`, `mistral`, `deepseek_r1`, `deepseek_v3_1`, `deepseek_v3_2`,
-    `deepseek_v4`, `kimi`, `kimi_k3`, `glm_4_7`, `minimax`, `cohere`, `exaone`, `harmony`;
+    `deepseek_v4`, `deepseek_v4_1`, `kimi`, `kimi_k3`, `glm_4_7`, `minimax`, `mimo`,
+    `cohere`, `exaone`, `harmony`;
     `specs/structural_tags.md`). Markers that `vocab` has as control tokens are matched as
     those tokens. An error in a tool's
     schema names the tool's pointer (`/tools/2/function/parameters/...`)."""

@@ -46,6 +46,8 @@ class ToolFormat:
     reasoning: tuple[str, str, str] | None = None
     """The reasoning block: (an opening the model may write, the end, what follows the end);
     its text cannot contain the end. None: the family has none."""
+    opens: bool = False
+    """Whether the model writes the reasoning block's opening (else the prompt may have)."""
     without_reasoning: str = ""
     """What opens the output when `reasoning` is off (MiniMax closes an empty block)."""
     section_prefix: str = ""
@@ -86,7 +88,7 @@ FORMATS: dict[str, ToolFormat] = {
         call="<|tool_call_begin|>functions.$name:$index<|tool_call_argument_begin|>$args"
              "<|tool_call_end|>",
         section=("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"),
-        reasoning=("", "</think>", "")),
+        excludes=("<|tool_call_begin|>",), reasoning=("", "</think>", "")),
     "deepseek_v3_2": ToolFormat(
         call='<｜DSML｜invoke name="$name">\n$args</｜DSML｜invoke>\n', style="deepseek_xml",
         section=("<｜DSML｜function_calls>\n", "</｜DSML｜function_calls>"),
@@ -96,6 +98,15 @@ FORMATS: dict[str, ToolFormat] = {
         call='<｜DSML｜invoke name="$name">\n$args</｜DSML｜invoke>\n', style="deepseek_xml",
         section=("<｜DSML｜tool_calls>\n", "</｜DSML｜tool_calls>"),
         trigger="<｜DSML｜tool_calls>", section_prefix="\n\n", reasoning=("", "</think>", "")),
+    "deepseek_v4_1": ToolFormat(
+        call='<｜DSML｜ invoke name="$name">\n$args</｜DSML｜ invoke>\n',
+        style="deepseek_v4_1_xml", section=("<｜DSML｜ calls>\n", "</｜DSML｜ calls>"),
+        trigger="<｜DSML｜ calls>", section_prefix="\n\n", reasoning=("", "</think>", "")),
+    "mimo": ToolFormat(
+        call="<tool_call><function=$name>$args</function></tool_call>", trigger="<tool_call>",
+        excludes=("</tool_call>", "<function="), style="qwen_xml",
+        reasoning=("<think>", "</think>", ""), opens=True,
+        reasoning_excludes=("<think>", "<tool_call>", "</tool_call>", "<function=")),
     "minimax": ToolFormat(
         call='<invoke name="$name">\n$args</invoke>\n', style="minimax_xml",
         section=("<minimax:tool_call>\n", "</minimax:tool_call>"),
@@ -273,7 +284,8 @@ def tool_calls_spec(tools: Any, controls: frozenset[str], *, format: str,
         body = {"type": "sequence", "elements": [b.literal(fmt.without_reasoning), body]}
     if reasoning:
         opening, closing, after = fmt.reasoning  # type: ignore[misc]
-        think = [{"type": "optional", "content": b.literal(opening)}] if opening else []
+        think = [] if not opening else [b.literal(opening)] if fmt.opens else [
+            {"type": "optional", "content": b.literal(opening)}]
         then = [b.literal(after)] if after else []
         text = {"type": "any_text",
                 "excludes": [t for t in fmt.reasoning_excludes if t not in controls]}

@@ -15,7 +15,8 @@ from grammask.runtime import Matcher, Vocabulary
 from tests.support.masks import guided_walk, random_tokenization
 from tests.support.xml_reference import accepts, render
 
-STYLES = ["qwen_xml", "minimax_xml", "glm_xml", "deepseek_xml", "kimi_k3_xml", "cohere_xml"]
+STYLES = ["qwen_xml", "minimax_xml", "glm_xml", "deepseek_xml", "deepseek_v4_1_xml",
+          "kimi_k3_xml", "cohere_xml"]
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -199,7 +200,8 @@ def test_typed_styles_need_a_type() -> None:
     assert "give this property a 'type'" in info.value.message
 
 
-@pytest.mark.parametrize("fmt", ["deepseek_v3_2", "deepseek_v4", "minimax", "cohere", "kimi_k3"])
+@pytest.mark.parametrize("fmt", ["deepseek_v3_2", "deepseek_v4", "deepseek_v4_1", "minimax",
+                                 "cohere", "kimi_k3", "mimo"])
 def test_tool_call_formats_with_xml_styles(fmt: str) -> None:
     """Each format's call holds its style's arguments; an error names the tool's pointer."""
     tools = [{"type": "function", "function": {"name": "f", "parameters": SCHEMA}}]
@@ -209,3 +211,45 @@ def test_tool_call_formats_with_xml_styles(fmt: str) -> None:
     with pytest.raises(GrammarError) as info:
         compile_tool_calls(bad, VOCAB, format=fmt)
     assert info.value.pointer.startswith("/tools/0/function/parameters/properties/a")
+
+
+def test_excluded_texts() -> None:
+    """`excludes` on a json_schema item: no string without pattern or format, and no key,
+    contains an excluded text as written; raw XML strings likewise."""
+    schema = {"type": "object", "properties": {"a": {"type": "string"}, "n": {"type": "integer"},
+                                               "p": {"type": "string", "pattern": "^<.>$"}},
+              "required": ["a"]}
+
+    def compiled(style: str):  # type: ignore[no-untyped-def]
+        return compile_structural_tag({"type": "structural_tag", "format": {
+            "type": "json_schema", "json_schema": schema, "style": style,
+            "excludes": ["<|", "STOP"]}}, VOCAB)
+
+    json_item = compiled("json")
+    assert _accepted(json_item, VOCAB.encode('{"a": "x<y|"}'))
+    assert not _accepted(json_item, VOCAB.encode('{"a": "x<|y"}'))
+    assert not _accepted(json_item, VOCAB.encode('{"a": "STOP"}'))
+    assert _accepted(json_item, VOCAB.encode('{"a": "\\u003c|"}'))  # as written, not decoded
+    assert _accepted(json_item, VOCAB.encode('{"a": "", "p": "<|>"}'))  # a pattern binds instead
+    qwen = compiled("qwen_xml")
+    assert _accepted(qwen, VOCAB.encode("<parameter=a>ok</parameter>"))
+    assert not _accepted(qwen, VOCAB.encode("<parameter=a>a STOP b</parameter>"))
+    with pytest.raises(GrammarError) as info:
+        compile_structural_tag({"type": "structural_tag", "format": {
+            "type": "json_schema", "json_schema": schema, "excludes": [""]}}, VOCAB)
+    assert info.value.pointer == "/format/excludes"
+
+
+def test_xgrammar_item_forms() -> None:
+    """XGrammar's `grammar` item in Lark syntax and its deprecated `qwen_xml_parameter`."""
+    lark = compile_structural_tag({"type": "structural_tag", "format": {
+        "type": "grammar", "syntax": "lark", "grammar": 'start: "a"{2} B\nB: /[0-9]+/'}}, VOCAB)
+    assert _accepted(lark, VOCAB.encode("aa12")) and not _accepted(lark, VOCAB.encode("a1"))
+    qwen = compile_structural_tag({"type": "structural_tag", "format": {
+        "type": "qwen_xml_parameter", "json_schema": SCHEMA}}, VOCAB)
+    text = render("qwen_xml", {"city": "Oslo", "days": 3})
+    assert _accepted(qwen, VOCAB.encode(text))
+    with pytest.raises(GrammarError) as info:
+        compile_structural_tag({"type": "structural_tag", "format": {
+            "type": "grammar", "syntax": "yacc", "grammar": "x"}}, VOCAB)
+    assert info.value.pointer == "/format/syntax"

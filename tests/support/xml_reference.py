@@ -25,6 +25,8 @@ HEADS = {
     "glm_xml": (r"<arg_key>(?P<name>.*?)</arg_key>[ \t\n\r]*<arg_value>", "</arg_value>"),
     "deepseek_xml": (r'<｜DSML｜parameter name="(?P<name>[^"]*)" string="(?P<label>true|false)">',
                      "</｜DSML｜parameter>"),
+    "deepseek_v4_1_xml": (r'<｜DSML｜ parameter name="(?P<name>[^"]*)" string="(?P<label>true|false)">',
+                          "</｜DSML｜ parameter>"),
     "kimi_k3_xml": (r'<\|open\|>argument key="(?P<name>[^"]*)" type="(?P<label>\w+)"<\|sep\|>',
                     "<|close|>argument<|sep|>"),
     "cohere_xml": (r'<cofl:value(?: name="(?P<name>[^"]*)")? type="(?P<label>\w+)">',
@@ -52,6 +54,7 @@ def render_value(style: str, value: Any) -> tuple[str, str]:
         return "list", "".join(render_element(style, None, v) for v in value)
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     label = {"deepseek_xml": "true" if isinstance(value, str) else "false",
+             "deepseek_v4_1_xml": "true" if isinstance(value, str) else "false",
              "kimi_k3_xml": _kimi_type(value), "cohere_xml": _cohere_type(value)}.get(style, "")
     return label, text
 
@@ -66,6 +69,8 @@ def render_element(style: str, name: str | None, value: Any) -> str:
         return f"<arg_key>{name}</arg_key><arg_value>{text}</arg_value>"
     if style == "deepseek_xml":
         return f'<｜DSML｜parameter name="{name}" string="{label}">{text}</｜DSML｜parameter>\n'
+    if style == "deepseek_v4_1_xml":
+        return f'<｜DSML｜ parameter name="{name}" string="{label}">{text}</｜DSML｜ parameter>\n'
     if style == "kimi_k3_xml":
         return f'<|open|>argument key="{name}" type="{label}"<|sep|>{text}<|close|>argument<|sep|>'
     named = f' name="{name}"' if name is not None else ""
@@ -79,7 +84,8 @@ def render(style: str, arguments: dict[str, Any]) -> str:
 def _values(style: str, label: str, text: str) -> list[Any]:
     """Every value an element's text can mean under its label."""
     out: list[Any] = []
-    raw_ok = {"deepseek_xml": label == "true", "kimi_k3_xml": label == "string",
+    raw_ok = {"deepseek_xml": label == "true", "deepseek_v4_1_xml": label == "true",
+              "kimi_k3_xml": label == "string",
               "cohere_xml": label == "raw"}.get(style, True)
     if raw_ok:
         out += [text, text.strip(WS)]
@@ -89,7 +95,8 @@ def _values(style: str, label: str, text: str) -> list[Any]:
         return out
     if isinstance(value, str):
         return out
-    if style == "deepseek_xml" and label != "false" or style == "cohere_xml" and label != "json":
+    if style in ("deepseek_xml", "deepseek_v4_1_xml") and label != "false" or \
+            style == "cohere_xml" and label != "json":
         return out
     if style == "kimi_k3_xml" and _kimi_type(value) != label:
         return out

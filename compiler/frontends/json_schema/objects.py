@@ -39,7 +39,7 @@ from .ecma_regex import ANY_STRING
 from .excluded_names import without_names
 from .literals import string_literal
 from .string_sets import strings_of
-from .strings import ecma_pattern, json_string
+from .strings import ecma_pattern, excluding, json_string
 from .translation import Translation
 
 MAX_PATTERN_REGIONS = 64
@@ -114,7 +114,8 @@ def object_node(t: "Translation", c: "Constraints", depth: int) -> Node | None:
             continue
         assert pointers is not None
         allowed_names.append(name)
-        kv: Node = Seq((string_literal(name), t.layout.key(), t.member(pointers, depth + 1)))
+        key = excluding(string_literal(name), t.options.string_excludes, t.limits)
+        kv: Node = Seq((key, t.layout.key(), t.member(pointers, depth + 1)))
         members.append((kv, name in c.required))
     if len(members) > MEMBER_RULES_FROM:
         where = c.objects[0].pointer if c.objects else "object"
@@ -156,7 +157,8 @@ def _additional(t: "Translation", c: "Constraints", names: _Names, listed: list[
             language = difference(language, Choice(tuple(outside)), limits=t.limits)
         if as_dfa(language, t.limits).is_empty_language:
             continue
-        key = json_string(None if language is ANY_STRING else language, limits=t.limits)
+        key = excluding(json_string(None if language is ANY_STRING else language,
+                                    limits=t.limits), t.options.string_excludes, t.limits)
         if excluded:
             key = Automaton(without_names(as_dfa(key, t.limits), excluded, t.limits),
                             "JSON string")

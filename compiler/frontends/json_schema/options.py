@@ -30,7 +30,10 @@ LAYOUTS = ("flexible", "compact", "indent")
 class JsonSchemaOptions:
     """How a schema compiles. `strict`: an absent `additionalProperties` means false (as
     structured-output APIs read schemas). `lenient`: an unsupported keyword or format is a
-    warning and is ignored (the accepted language is then a superset), instead of an error."""
+    warning and is ignored (the accepted language is then a superset), instead of an error.
+    `string_excludes`: texts that no string literal without `pattern`/`format` and no key may
+    contain, matched on the literal as written (escapes not decoded; XGrammar's `excludes` of a
+    structural tag's `json_schema` item)."""
 
     strict: bool = False
     lenient: bool = False
@@ -39,8 +42,12 @@ class JsonSchemaOptions:
     indent: int = 2
     max_indent_depth: int = 32
     separators: tuple[str, str] | None = None
+    string_excludes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if not isinstance(self.string_excludes, tuple) or not all(
+                isinstance(x, str) and x for x in self.string_excludes):
+            raise ValueError("string_excludes must be a tuple of non-empty strings")
         if self.whitespace not in LAYOUTS:
             raise ValueError(f"whitespace must be one of {', '.join(LAYOUTS)}, "
                              f"got {self.whitespace!r}")

@@ -24,7 +24,15 @@ from .constraints import Constraints, lenient_warning
 from .literals import string_content
 from .numbers import number_automaton, number_node
 from .relaxations import format_language, number_domain
-from .strings import ANY_STRING, CHUNKED_FROM, chunked_string, counted, ecma_pattern, json_string
+from .strings import (
+    ANY_STRING,
+    CHUNKED_FROM,
+    chunked_string,
+    counted,
+    ecma_pattern,
+    excluding,
+    json_string,
+)
 from .translation import Translation
 from .values import exact_number, json_type
 
@@ -114,11 +122,14 @@ def string_text(t: "Translation", c: "Constraints") -> Node | None:
     if c.max_length is not None and c.max_length < c.min_length:
         return None
     content = string_content_node(t, c)
-    if content is None and max(c.min_length, c.max_length or 0) >= CHUNKED_FROM:
+    excludes = () if c.patterns or c.formats else t.options.string_excludes
+    if content is None and max(c.min_length, c.max_length or 0) >= CHUNKED_FROM and \
+            not excludes:
         return chunked_string(c.min_length, c.max_length, t.kept_rule)
     try:
-        return json_string(content, min_length=c.min_length,
+        node = json_string(content, min_length=c.min_length,
                            max_length=c.max_length, pointer=c.string_pointer, limits=t.limits)
+        return excluding(node, excludes, t.limits) if excludes else node
     except GrammarError as exc:
         if exc.code == "empty-language":
             return None

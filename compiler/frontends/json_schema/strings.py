@@ -43,7 +43,7 @@ from numba import njit
 from ....runtime.csr import csr_order
 from ....runtime.dfa.table import DFATable
 from ...automata.dfa import trim
-from ...automata.language_ops import as_dfa, intersect
+from ...automata.language_ops import as_dfa, difference, intersect
 from ...automata.minimize import minimize
 from ...automata.nfa import IdentityKey
 from ...ir.nodes import Automaton, CharClass, Choice, Literal, Node, Repeat, Seq
@@ -56,7 +56,8 @@ from .relaxations import relaxation_note
 from .spellings import json_string_automaton
 
 __all__ = ["ANY_STRING", "RAW_SPELLINGS", "chunked_string", "counted", "ecma_pattern",
-           "json_string", "json_string_automaton", "spelling_note", "string_literals"]
+           "excluding", "json_string", "json_string_automaton", "spelling_note",
+           "string_literals"]
 
 RAW_SPELLINGS = "JSON string, raw spellings (string-escapes)"
 """The label of a literal automaton built in the `string-escapes` domain."""
@@ -334,6 +335,15 @@ def string_literals(content: IdentityKey | None, matches: IdentityKey | None, lo
         if len(operands) == 1:
             raise
     return Automaton(json_string_automaton(values, limits, escape_raw=False), RAW_SPELLINGS)
+
+
+def excluding(node: Node, excludes: tuple[str, ...], limits: Limits) -> Node:
+    """The texts of `node` in which no text of `excludes` occurs (`node` itself when none)."""
+    if not excludes:
+        return node
+    found = Seq((ANY_STRING, Choice(tuple(Literal(x.encode("utf-8")) for x in excludes)),
+                 ANY_STRING))
+    return difference(node, found, limits=limits, label="string without excluded texts")
 
 
 def spelling_note(node: Node | None, pointer: str) -> Diagnostic | None:

@@ -35,10 +35,10 @@ from ...support.diagnostics import Diagnostic
 from ...support.errors import GrammarError
 from ...support.limits import Limits
 from ..free_text import dispatched, free_text
-from ..gbnf import parse_gbnf
 from ..json_schema import JsonSchemaOptions, schema_to_grammar
 from ..parsed import Parsed
 from ..regex import parse_regex
+from ..registry import read
 from .spec import Obj, invalid
 from .xml_params import xml_parameters
 
@@ -51,8 +51,8 @@ class Ends(NamedTuple):
     strings: tuple[str, ...] = ()
     tokens: tuple[int | str, ...] = ()
 
-JSON_STYLES = ("json", "qwen_xml", "minimax_xml", "deepseek_xml", "glm_xml", "cohere_xml",
-               "kimi_k3_xml")
+JSON_STYLES = ("json", "qwen_xml", "minimax_xml", "deepseek_xml", "deepseek_v4_1_xml",
+               "glm_xml", "cohere_xml", "kimi_k3_xml")
 
 
 def _text(value: str) -> Node:
@@ -80,6 +80,7 @@ class Translator:
             "token": self.token, "exclude_token": self.exclude_token,
             "any_tokens": self.any_tokens, "token_triggered_tags": self.token_triggered_tags,
             "token_dispatch": self.token_dispatch,
+            "qwen_xml_parameter": self.qwen_xml_parameter,
         }
 
     def grammar(self, root: Node, source: str | None = None) -> Parsed:
@@ -137,6 +138,9 @@ class Translator:
         if style not in JSON_STYLES:
             raise invalid(obj.at("style"), f"unknown style {style!r}; expected one of "
                                            f"{', '.join(JSON_STYLES)}")
+        excludes = tuple(dict.fromkeys(obj.strings("excludes", [])))
+        if "" in excludes:
+            raise invalid(obj.at("excludes"), "an excluded string must not be empty")
         if obj.boolean("any_order", False):
             raise GrammarError("'any_order': properties in any order are not supported yet; "
                                "they follow the schema's order", pointer=obj.at("any_order"),
@@ -145,13 +149,13 @@ class Translator:
         if most is not None and most > self.limits.max_repeat:
             raise self.limits.exceeded("max_repeat", most, "'max_whitespace_cnt'").located(
                 pointer=obj.at("max_whitespace_cnt"))
-        options = JsonSchemaOptions(strict=True) if most is None else JsonSchemaOptions(
-            strict=True, max_whitespace=most)
+        options = JsonSchemaOptions(strict=True, string_excludes=excludes) if most is None \
+            else JsonSchemaOptions(strict=True, max_whitespace=most, string_excludes=excludes)
         where = obj.at("json_schema")
         if style != "json":
             return xml_parameters(schema, style, where, options.max_whitespace,
                                   lambda sub, at: self.json_value(sub, at, options), self.limits,
-                                  self.marker)
+                                  self.marker, excludes)
         ref = self.json_value(schema, where, options)
         self.schema_roots.add(ref.name)  # type: ignore[union-attr]
         return ref
@@ -169,13 +173,30 @@ class Translator:
 
     def grammar_format(self, obj: Obj, ends: Ends) -> Node:
         text = obj.string("grammar")
+        syntax = obj.string("syntax", "ebnf")
+        if syntax not in ("ebnf", "lark"):
+            raise invalid(obj.at("syntax"), f"unknown syntax {syntax!r}; expected ebnf or lark")
         try:
-            grammar = parse_gbnf(text, limits=self.limits)
+            grammar, diagnostics = read("gbnf" if syntax == "ebnf" else "lark", text,
+                                        limits=self.limits)
         except GrammarError as exc:
             raise exc.located(pointer=obj.at("grammar")) from None
         if grammar.rule(grammar.start) is None:
-            raise invalid(obj.at("grammar"), "the grammar has no 'root' rule")
+            raise invalid(obj.at("grammar"), f"the grammar has no {grammar.start!r} rule")
+        self.diagnostics.extend(dataclasses.replace(d, pointer=obj.at("grammar"))
+                                for d in diagnostics)
         return self.embed(grammar, "g")
+
+    def qwen_xml_parameter(self, obj: Obj, ends: Ends) -> Node:
+        """XGrammar's deprecated form of a `json_schema` item in the `qwen_xml` style."""
+        schema: Any = obj.raw("json_schema")
+        if not isinstance(schema, (dict, bool)):
+            raise invalid(obj.at("json_schema"), "'json_schema' must be an object or a boolean")
+        options = JsonSchemaOptions(strict=True)
+        return xml_parameters(schema, "qwen_xml", obj.at("json_schema"),
+                              options.max_whitespace,
+                              lambda sub, at: self.json_value(sub, at, options), self.limits,
+                              self.marker)
 
     def regex(self, obj: Obj, ends: Ends) -> Node:
         try:

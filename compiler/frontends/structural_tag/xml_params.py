@@ -35,7 +35,7 @@ from ..free_text import free_text
 from ..json_schema.document import join
 from ..json_schema.options import JSON_WHITESPACE
 from ..json_schema.relaxations import format_language
-from ..json_schema.strings import ANY_STRING, counted, ecma_pattern
+from ..json_schema.strings import ANY_STRING, counted, ecma_pattern, excluding
 
 __all__ = ["XML_STYLES", "XmlStyle", "xml_parameters"]
 
@@ -60,6 +60,8 @@ XML_STYLES: dict[str, XmlStyle] = {
     "glm_xml": XmlStyle("<arg_key>{name}</arg_key>", "</arg_value>", "<arg_value>"),
     "deepseek_xml": XmlStyle('<｜DSML｜parameter name="{name}" string="{label}">',
                              "</｜DSML｜parameter>", labels="string"),
+    "deepseek_v4_1_xml": XmlStyle('<｜DSML｜ parameter name="{name}" string="{label}">',
+                                  "</｜DSML｜ parameter>", labels="string"),
     "kimi_k3_xml": XmlStyle('<|open|>argument key="{name}" type="{label}"<|sep|>',
                             "<|close|>argument<|sep|>", labels="type"),
     "cohere_xml": XmlStyle('<cofl:value name="{name}" type="{label}">', "</cofl:value>",
@@ -92,11 +94,12 @@ class _Params:
 
     def __init__(self, schema: dict[str, Any], style: str, max_whitespace: int,
                  json_value: Callable[[Any, str], Node], marker: Callable[[str], Node],
-                 limits: Limits) -> None:
+                 limits: Limits, excludes: tuple[str, ...]) -> None:
         self.root, self.style, self.name = schema, XML_STYLES[style], style
         self.ws: Node = Repeat(JSON_WHITESPACE, 0, max_whitespace) if max_whitespace else EMPTY
         self.defs = {k: schema[k] for k in ("$defs", "definitions") if k in schema}
         self.json_value, self.marker, self.limits = json_value, marker, limits
+        self.excludes = excludes
         self.refs = 0
 
     # ------------------------------------------------------------------ objects
@@ -309,7 +312,8 @@ class _Params:
             raise self.limits.exceeded("max_repeat", max(lo, hi or 0), "string length bound"
                                        ).located(pointer=pointer)
         if not contents and (lo, hi) == (0, None):
-            return free_text(frozenset((self.style.closing,)), "", None, self.limits)
+            return free_text(frozenset((self.style.closing, *self.excludes)), "", None,
+                             self.limits)
         try:
             values = as_dfa(intersect(ANY_STRING, *contents, limits=self.limits,
                                       label="string value") if contents else ANY_STRING,
@@ -321,7 +325,9 @@ class _Params:
         if values.is_empty_language:
             raise GrammarError("no string satisfies the length bounds, format and pattern "
                                "together", pointer=pointer, code="empty-language")
-        return Automaton(values, label="raw string")
+        if contents:  # excluded texts bind strings without pattern and format only
+            return Automaton(values, label="raw string")
+        return excluding(Automaton(values, label="raw string"), self.excludes, self.limits)
 
     def json(self, schema: Any, pointer: str) -> Node:
         return self.json_value({**schema, **self.defs} if isinstance(schema, dict) else schema,
@@ -340,12 +346,14 @@ def _type_of(value: Any) -> str:
 
 def xml_parameters(schema: Any, style: str, pointer: str, max_whitespace: int,
                    json_value: Callable[[Any, str], Node], limits: Limits,
-                   marker: Callable[[str], Node] | None = None) -> Node:
+                   marker: Callable[[str], Node] | None = None,
+                   excludes: tuple[str, ...] = ()) -> Node:
     """The language of `schema`'s instances in `style`; `json_value(subschema, pointer)` gives
-    a JSON value's expression, `marker(text)` a marker's (default: the text)."""
+    a JSON value's expression, `marker(text)` a marker's (default: the text); no raw string
+    without pattern or format contains a text of `excludes`."""
     params = _Params(schema if isinstance(schema, dict) else {}, style, max_whitespace,
                      json_value, marker or (lambda text: Literal(text.encode()) if text
-                                            else EMPTY), limits)
+                                            else EMPTY), limits, excludes)
     if not isinstance(schema, dict):
         raise _unsupported(pointer, f"the {style} style needs an object schema")
     return params.properties(schema, pointer)
