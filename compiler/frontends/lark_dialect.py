@@ -27,15 +27,17 @@ from ..support.errors import GrammarError
 from ..support.limits import Limits
 from .json_schema import JsonSchemaOptions, schema_to_grammar
 from .json_schema.ecma_regex import ANY_STRING
+from .lark_dispatch import dispatch_pattern
 from .lark_grammar import IGNORE_RULE
-from .lark_rewrite import Expr, Rewritten, position, rewrite
+from .lark_rewrite import Rewritten, rewrite
+from .lark_terms import Expr, position
 from .parsed import Parsed
 from .rule_options import with_options
 from .substring import chunk_words, substring
 
 __all__ = ["read_with_dialect", "uses_dialect"]
 
-_MARKS = re.compile(r"%json\b|%regex\b|%llguidance\b|%grammar_options\b|<|@|&|~|"
+_MARKS = re.compile(r"%json\b|%regex\b|%lark\b|%if\b|::|%llguidance\b|%grammar_options\b|<|@|&|~|"
                     r"\{[ \t]*[0-9,]|^[ \t]*[?!]?[_A-Za-z][_A-Za-z0-9]*\[", re.MULTILINE)
 _ID = re.compile(r"\s*([0-9]{1,9})\s*(?:-\s*([0-9]{1,9})\s*)?")
 Read = Callable[[str, Sequence[str], str | None, bool], Parsed]
@@ -127,6 +129,8 @@ def read_with_dialect(text: str, read: Read, limits: Limits, source: str | None 
         elif kind == "grammar":
             meaning[name] = _named(text, at, value, read, merged, limits, source, grammars,
                                    chain)
+        elif kind == "lark":
+            meaning[name] = _nested(text, value, read, merged, limits, source, grammars, chain)
         elif name in rules:
             meaning[name] = rules[name].body
     for term, (at, expr) in r.operators.items():
@@ -135,12 +139,25 @@ def read_with_dialect(text: str, read: Read, limits: Limits, source: str | None 
                                rules[term].span)
     tokens = {n: v for n, v in meaning.items() if isinstance(v, TokenRef)}
     out: dict[str, Rule] = {}
+    ignoring = IGNORE_RULE in rules
     for rule in rules.values():
         if rule.name in meaning:
-            if r.placeholders[rule.name][1] in ("json", "grammar", "regex"):
-                out[rule.name] = Rule(rule.name, meaning[rule.name], rule.span, rule.kept)
-            continue
-        out[rule.name] = Rule(rule.name, substitute(rule.body, tokens), rule.span, rule.kept)
+            if r.placeholders[rule.name][1] in ("json", "grammar", "regex", "lark"):
+                # it stands where a lexeme stands: %ignore'd text may follow it
+                body = Seq((meaning[rule.name], RuleRef(IGNORE_RULE))) if ignoring \
+                    else meaning[rule.name]
+                out[rule.name] = Rule(rule.name, body, _span(rule.span, r, text), rule.kept)
+                continue
+            if r.placeholders[rule.name][1] != "op":  # an operand may also be a rule's terminal
+                continue
+        out[rule.name] = Rule(rule.name, substitute(rule.body, tokens),
+                              _span(rule.span, r, text), rule.kept)
+    if not ignoring and grammar.start in out:
+        lowered = dispatch_pattern(out, grammar.start, r.rule_options, meaning, limits)
+        if lowered is not None:
+            start_rule = out[grammar.start]
+            out[grammar.start] = Rule(start_rule.name, lowered, start_rule.span,
+                                      start_rule.kept)
     every = {**out, **{rule.name: rule for rule in merged.rules}}
     for name, (at, options) in r.rule_options.items():
         if name in out:
@@ -197,6 +214,25 @@ def _substring(text: str, at: int, value: Any, limits: Limits) -> Node:
         raise _error(text, at, f"%regex: {exc.message}", exc.code) from None
 
 
+def _nested(text: str, value: tuple[int, str], read: Read, merged: MergedRules,
+            limits: Limits, source: str | None, grammars: Mapping[str, Any] | None,
+            chain: tuple[str, ...]) -> Node:
+    """The start of a `%lark { ... }` grammar (its own namespace, `start` rule, imports and
+    `%ignore`); its errors are placed in the outer text."""
+    offset, inner = value
+    try:
+        parsed = read_with_dialect(inner, read, limits, source, grammars, chain, "start")
+    except GrammarError as exc:
+        if exc.line is None:
+            raise
+        starts = [0] + [m.end() for m in re.finditer("\n", inner)]
+        at = offset + starts[min(exc.line, len(starts)) - 1] + max((exc.column or 1) - 1, 0)
+        line, column = position(text, at)
+        raise exc.located(line=line, column=column, message=f"in %lark: {exc.message}") \
+            from None
+    return merged.add(parsed.grammar, "lark")
+
+
 def _named(text: str, at: int, name: str, read: Read, merged: MergedRules, limits: Limits,
            source: str | None, grammars: Mapping[str, Any] | None,
            chain: tuple[str, ...]) -> Node:
@@ -232,6 +268,8 @@ def _operators(expr: Expr, leaves: dict[str, Node], limits: Limits, text: str,
     kind = expr[0]
     if kind == "leaf":
         return leaves[expr[1]]
+    if kind == "regex":
+        return _substring(text, expr[2], expr[1], limits)
     if kind == "not":
         return difference(ANY_STRING, _operators(expr[1], leaves, limits, text, at),
                           limits=limits, label="~")

@@ -10,11 +10,11 @@ copied unchanged (the tokenizer skips them whole).
 
 | addition | rewritten as | kept in |
 |---|---|---|
-| `%json {…}`, `%regex {…}`, `<…>` token reference, `@name` | a rule reference `P` (a fresh name), `P: "\\x00P"` defined after the text | `placeholders[P]` |
+| `%json {…}`, `%regex {…}`, `%lark {…}`, `<…>` token reference, `@name` | a rule reference `P` (a fresh name), `P: "\\x00P"` defined after the text | `placeholders[P]` |
 | `%llguidance {…}`, `%grammar_options {…}` | nothing | `notes`, `grammar_options` |
 | `x{m,n}`, `x{n}`, `x{,n}`, `x{0,}`, `x{1,}`, `x{m,}` | `x~m..n`, `x~n`, `x~0..n`, `x*`, `x+`, `x~m x*` | |
 | `name[opts]:` | `name:` | `rule_options[name]` |
-| a terminal using `&` or prefix `~` | `T: "\\x00P"`, each operand without them a terminal of its own | `operators[T]` (the expression over operand names) |
+| a terminal using `&`, prefix `~` or `%regex {…}` | `T: "\\x00P"`, each operand without them a terminal of its own | `operators[T]` (the expression over operand names) |
 """
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..support.errors import GrammarError
+from .lark_terms import DECODER, REPEAT, Expr, TermParser, plain_repeats, syntax_error
 from .rule_options import parse_options
 
-__all__ = ["Expr", "Rewritten", "position", "rewrite"]
+__all__ = ["Rewritten", "rewrite"]
 
 _TOKEN = re.compile(r"<(?:\[([^\]\n]*)\]|([^\s<>\[\]][^\s<>]*))>")
 _LEX = re.compile(r"""
@@ -35,22 +35,6 @@ _LEX = re.compile(r"""
   | (?P<string>"(?:[^"\\\n]|\\.)*"i?) | (?P<regex>/(?:[^/\\\n]|\\.)+/[imslux]*)
   | (?P<directive>%[a-z_]+) | (?P<at>@[A-Za-z0-9_-]+) | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<number>[0-9]+) | (?P<punct>.)""", re.VERBOSE | re.DOTALL)
-_REPEAT = re.compile(r"\{[ \t]*([0-9]*)[ \t]*(?:(,)[ \t]*([0-9]*)[ \t]*)?\}")
-_DECODER = json.JSONDecoder()
-
-Expr = tuple
-"""A terminal expression with `&`/`~`: ("leaf", name) | ("and"|"or"|"seq", [Expr]) |
-("not", Expr) | ("repeat", Expr, lo, hi)."""
-
-
-def position(text: str, at: int) -> tuple[int, int]:
-    """The 1-based line and column of offset `at`."""
-    return text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
-
-
-def _error(text: str, at: int, message: str, code: str = "lark-syntax") -> GrammarError:
-    line, column = position(text, at)
-    return GrammarError(message, line=line, column=column, code=code)
 
 
 @dataclass
@@ -158,13 +142,21 @@ class _Pass:
                 last_atom = self.r._size
                 k = self._json(k, word)
                 continue
+            if kind == "directive" and word == "%lark":
+                last_atom = self.r._size
+                k = self._lark(k)
+                continue
+            if kind == "directive" and word == "%if" or kind == "name" and \
+                    self.src.startswith("::", e):
+                raise syntax_error(self.src, s, "llguidance's parametric rules (name::param, %if) "
+                                          "are not supported", "lark-dialect")
             if kind == "at":
                 last_atom = self.r._size
                 self.r.put(self.hold("grammar", s, word[1:]), s)
                 k += 1
                 continue
             if kind == "punct" and word == "{" and last_atom >= 0:
-                m = _REPEAT.match(self.src, s)
+                m = REPEAT.match(self.src, s)
                 if m and (m.group(1) or m.group(3)):
                     k = self._repeat(k, m, last_atom)
                     continue
@@ -215,7 +207,7 @@ class _Pass:
             colon = re.compile(r"\][ \t]*:").match(self.src, close) if close > 0 else None
             if colon is not None and "\n" not in self.src[e:close]:
                 if name[:1].isupper() or name.lstrip("_")[:1].isupper():
-                    raise _error(self.src, e, f"terminal {name} cannot take options "
+                    raise syntax_error(self.src, e, f"terminal {name} cannot take options "
                                               "(rule options are for lowercase rules)")
                 options = self._options(e + 1, close)
                 for key in ("suffix", "stop"):  # a marker is a terminal of its own
@@ -232,7 +224,7 @@ class _Pass:
     def _options(self, start: int, end: int) -> dict[str, str | None]:
         options = parse_options(self.src, start, end)
         if isinstance(options, int):
-            raise _error(self.src, options, "malformed rule options: write name[key, "
+            raise syntax_error(self.src, options, "malformed rule options: write name[key, "
                                             "key=value, ...], each key once, values a string, "
                                             "regex, name or number")
         return options
@@ -241,7 +233,7 @@ class _Pass:
         s = self.toks[k][1]
         t = _TOKEN.match(self.src, s)
         if t is None:
-            raise _error(self.src, s, "malformed token reference: write <|name|>, <[id]>, "
+            raise syntax_error(self.src, s, "malformed token reference: write <|name|>, <[id]>, "
                                       "<[lo-hi,id]>, <[^...]> or <[*]>")
         self.r.put(self.hold("token", s, (t.group(1), t.group(2))), s)
         while k < len(self.toks) and self.toks[k][1] < t.end():
@@ -254,26 +246,48 @@ class _Pass:
         while start < len(self.src) and self.src[start] in " \t":
             start += 1
         try:
-            value, end = _DECODER.raw_decode(self.src, start)
+            value, end = DECODER.raw_decode(self.src, start)
         except ValueError as exc:
-            raise _error(self.src, start, f"{word} needs a JSON object after it: {exc}") from None
+            raise syntax_error(self.src, start, f"{word} needs a JSON object after it: {exc}") from None
         if word in ("%json", "%regex"):
             self.r.put(self.hold(word[1:], at, value), at)
         elif not isinstance(value, dict):
-            raise _error(self.src, start, f"{word} takes a JSON object of options")
+            raise syntax_error(self.src, start, f"{word} takes a JSON object of options")
         elif word == "%llguidance":
             self.r.notes.append((at, "%llguidance options are ignored: "
                                  + (", ".join(sorted(value)) or "none given")))
         else:
             unknown = sorted(set(value) - {"allow_initial_skip"})
             if unknown or not isinstance(value.get("allow_initial_skip", False), bool):
-                raise _error(self.src, start, "%grammar_options takes {\"allow_initial_skip\": "
+                raise syntax_error(self.src, start, "%grammar_options takes {\"allow_initial_skip\": "
                              f"true|false}}; got {json.dumps(value)}", "lark-dialect")
             self.r.grammar_options = {**(self.r.grammar_options or {}), **value}
-        self.r.put("\n" * self.src.count("\n", at, end), at)
+        if word not in ("%json", "%regex"):  # a statement: its lines stay lines
+            self.r.put("\n" * self.src.count("\n", at, end), at)
         while k < len(self.toks) and self.toks[k][1] < end:
             k += 1
         return k
+
+    def _lark(self, k: int) -> int:
+        """`%lark { grammar }`: a placeholder for the nested grammar's start."""
+        at = self.toks[k][1]
+        j = k + 1
+        while j < len(self.toks) and self.toks[j][0] in ("ws", "nl", "comment"):
+            j += 1
+        if j >= len(self.toks) or self.text(j) != "{":
+            raise syntax_error(self.src, self.toks[k][2], "%lark needs a grammar in braces after it")
+        depth, end = 0, j
+        while end < len(self.toks):
+            word = self.text(end)
+            depth += (word == "{") - (word == "}")
+            if depth == 0:
+                break
+            end += 1
+        if end >= len(self.toks):
+            raise syntax_error(self.src, self.toks[j][1], "%lark's '{' is never closed")
+        start = self.toks[j][2]
+        self.r.put(self.hold("lark", at, (start, self.src[start:self.toks[end][1]])), at)
+        return end + 1
 
     def _repeat(self, k: int, m: re.Match[str], atom: int) -> int:
         lo, comma, hi = m.group(1), m.group(2), m.group(3)
@@ -283,7 +297,7 @@ class _Pass:
         elif hi:
             piece = f"~{lo or 0}..{hi}"
             if int(lo or 0) > int(hi):
-                raise _error(self.src, s, f"bad repetition {m.group()}: min above max",
+                raise syntax_error(self.src, s, f"bad repetition {m.group()}: min above max",
                              "lark-grammar")
         elif int(lo) < 2:
             piece = "*+"[int(lo)]
@@ -312,139 +326,27 @@ class _Pass:
                                 for j in body[:colon]):
             return False
         body = body[colon + 1:]
-        if not any(self.text(j) == "&" or self._negation(body, i) for i, j in enumerate(body)):
+        if not any(self.text(j) in ("&", "%regex") or self.negation(body, i)
+                   for i, j in enumerate(body)):
             return False
         name, at = term
-        parser = _ExprParser(self, body)
+        parser = TermParser(self, body)
         expr = parser.alt()
         if parser.i != len(body):
-            raise _error(self.src, self.toks[body[parser.i]][1],
+            raise syntax_error(self.src, self.toks[body[parser.i]][1],
                          f"unexpected {self.text(body[parser.i])!r} in terminal {name}")
         self.r.operators[name] = (at, expr)
         self.r.put(f': "\\x00{self.base}_{name}"', self.toks[k][1])
         for leaf, start, piece in parser.leaves:
             self.r.put(f"\n{leaf}: ", start)
-            plain = _plain_repeats(piece)
+            plain = plain_repeats(piece)
             self.r.put(plain, start, plain == piece)
         return True
 
-    def _negation(self, body: list[int], i: int) -> bool:
+    def negation(self, body: list[int], i: int) -> bool:
         """Whether body[i] is a prefix `~` (not Lark's `x ~ n`)."""
-        return self.text(body[i]) == "~" and (i + 1 >= len(body) or
+        return i < len(body) and self.text(body[i]) == "~" and (i + 1 >= len(body) or
                                               self.toks[body[i + 1]][0] != "number")
-
-
-class _ExprParser:
-    """`alt := conj ('|' conj)*; conj := seq ('&' seq)*; seq := unary+;
-    unary := '~' unary | postfix`; a maximal part without `&`/`~` becomes one operand."""
-
-    def __init__(self, p: _Pass, body: list[int]) -> None:
-        self.p, self.body, self.i = p, body, 0
-        self.leaves: list[tuple[str, int, str]] = []  # (name, original offset, text)
-
-    def peek(self) -> str | None:
-        return self.p.text(self.body[self.i]) if self.i < len(self.body) else None
-
-    def alt(self) -> Expr:
-        parts = [self.conj()]
-        while self.peek() == "|":
-            self.i += 1
-            parts.append(self.conj())
-        return parts[0] if len(parts) == 1 else ("or", parts)
-
-    def conj(self) -> Expr:
-        parts = [self.seq()]
-        while self.peek() == "&":
-            self.i += 1
-            parts.append(self.seq())
-        return parts[0] if len(parts) == 1 else ("and", parts)
-
-    def seq(self) -> Expr:
-        parts = []
-        while self.peek() not in (None, "|", "&", ")"):
-            parts.append(self.unary())
-        if not parts:
-            at = self.p.toks[self.body[min(self.i, len(self.body) - 1)]][1]
-            raise _error(self.p.src, at, "an operand of '&' or '|' is missing")
-        return parts[0] if len(parts) == 1 else ("seq", parts)
-
-    def unary(self) -> Expr:
-        """`~` binds tighter than a postfix operator: `~A+` is `(~A)+`."""
-        negations = 0
-        while self.p._negation(self.body, self.i):
-            negations, self.i = negations + 1, self.i + 1
-        start = self.i
-        if self.peek() == "(":
-            self.i += 1
-            inner: Expr | None = self.alt()
-            if self.peek() != ")":
-                raise _error(self.p.src, self.p.toks[self.body[start]][1], "unclosed '('")
-            self.i += 1
-            if inner is not None and not _has_operator(inner):
-                inner = None
-        else:
-            if self.peek() is None:
-                raise _error(self.p.src, self.p.toks[self.body[-1]][1], "'~' needs an operand")
-            self.i += 1
-            if self.peek() == "." and self.i + 2 <= len(self.body):  # "a".."z"
-                self.i += 3
-            inner = None
-        if negations:
-            node = inner if inner is not None else ("leaf", self.leaf(start, self.i))
-            for _ in range(negations):
-                node = ("not", node)
-            bounds = self.postfix()
-            return node if bounds is None else ("repeat", node, *bounds)
-        bounds = self.postfix()
-        if inner is None:
-            return ("leaf", self.leaf(start, self.i))
-        return inner if bounds is None else ("repeat", inner, *bounds)
-
-    def postfix(self) -> tuple[int, int | None] | None:
-        op = self.peek()
-        if op in ("*", "+", "?"):
-            self.i += 1
-            return {"*": (0, None), "+": (1, None), "?": (0, 1)}[op]
-        if op == "{":
-            m = _REPEAT.match(self.p.src, self.p.toks[self.body[self.i]][1])
-            if m is None or not (m.group(1) or m.group(3)):
-                return None
-            while self.i < len(self.body) and self.p.toks[self.body[self.i]][1] < m.end():
-                self.i += 1
-            lo = int(m.group(1) or 0)
-            return (lo, int(m.group(3)) if m.group(3) else None) if m.group(2) else (lo, lo)
-        if op != "~":
-            return None
-        self.i += 1
-        lo = hi = int(self.p.text(self.body[self.i]))
-        self.i += 1
-        if self.peek() == ".":
-            self.i += 2
-            hi = int(self.p.text(self.body[self.i]))
-            self.i += 1
-        return lo, hi
-
-    def leaf(self, a: int, b: int) -> str:
-        s, e = self.p.toks[self.body[a]][1], self.p.toks[self.body[b - 1]][2]
-        name = self.p.hold("op", s, self.p.src[s:e], upper=True)
-        self.leaves.append((name, s, self.p.src[s:e]))
-        return name
-
-
-def _plain_repeats(piece: str) -> str:
-    """`piece` with its bounded `{m,n}` repetitions as Lark's `~` (inside an operand)."""
-    def one(m: re.Match[str]) -> str:
-        lo, comma, hi = m.group(1), m.group(2), m.group(3)
-        if not (lo or hi) or (comma and not hi and int(lo) > 1):
-            return m.group()  # a template, or {m,} left for Lark to refuse
-        if not comma:
-            return f"~{lo}"
-        return f"~{lo or 0}..{hi}" if hi else "*+"[int(lo)]
-    return _REPEAT.sub(one, piece)
-
-
-def _has_operator(expr: Expr) -> bool:
-    return expr[0] != "leaf"
 
 
 def rewrite(text: str) -> Rewritten:

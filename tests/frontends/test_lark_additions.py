@@ -5,6 +5,7 @@ the definition of the option) on every short string over a small alphabet."""
 from __future__ import annotations
 
 import itertools
+import random
 import re
 from collections.abc import Callable
 
@@ -14,6 +15,7 @@ from grammask.compiler import GrammarError, compile_lark
 from grammask.runtime import Matcher, Vocabulary
 
 VOCAB = Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [b"<end>"], 256)
+# (token 256, `<end>`, is its EOS)
 
 
 def _accepts(compiled, text: str) -> bool:  # type: ignore[no-untyped-def]
@@ -122,3 +124,60 @@ def test_plain_lark_keeps_its_meaning() -> None:
     with pytest.raises(GrammarError, match="matches the empty string"):
         compile_lark("start: A\nA: /a*/\n", VOCAB)
     assert _accepts(compile_lark('start: A "{2}"\nA: /a*/ & /a?/\n', VOCAB), "{2}")
+
+
+TOOLS = r"""
+start: (call_a | call_b)* tail
+tail: TEXT
+head_a[lazy]: TEXT "<call"
+call_a: head_a "=a>" %json {"type": "integer"} "</call>"
+head_b[suffix="<call"]: TEXT
+call_b: head_b "=b>" /[a-z]+/ "</call>"
+TEXT: /(.|\n)*/
+"""
+
+
+@pytest.mark.parametrize("text,ok", [
+    ("", True), ("plain text", True), ("partial <cal", True), ("<call=a>12</call>", True),
+    ("x <call=b>ab</call> y <call=a>-3</call>z", True), ("<call=a>1</call><call=b>q</call>", True),
+    ("<call", False), ("<call=c>1</call>", False), ("<call=a>x</call>", False),
+    ("<call=a>1", False), ("x <call=a>1</call> <call", False),
+])
+def test_dispatch_pattern_commits_at_the_trigger(text: str, ok: bool) -> None:
+    """The peers' tool-call shape: a complete trigger opens a call (free text cannot hold
+    it), as XGrammar and llguidance read it."""
+    assert _accepts(compile_lark(TOOLS, VOCAB), text) == ok
+
+
+def test_standalone_lazy_head_and_token_triggers() -> None:
+    standalone = compile_lark('start: head\nhead[lazy]: TEXT "<end>"\nTEXT: /(.|\\n)*/\n', VOCAB)
+    assert _accepts(standalone, "no trigger") and _accepts(standalone, "ab<end>")
+    assert not _accepts(standalone, "ab<end>c") and not _accepts(standalone, "a<end><end>")
+    vocab = Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [b"<|t|>", b"</s>"],
+                                        257, special_token_ids=[256, 257])
+    tokens = compile_lark('start: call* tail\ntail: TEXT\ncall: TEXT <|t|> /[0-9]/\n'
+                          'TEXT: /(.|\\n)*/\n', vocab)
+    m = Matcher(tokens)
+    assert m.accept_string("hi") and m.accept_token(256) and not m.accept_string("x")
+    assert m.accept_string("7") and m.can_terminate()
+
+
+def test_other_shapes_keep_the_committed_shortest_reading() -> None:
+    """With %ignore the shape is not the peers' dispatch: the tail may hold a trigger."""
+    grammar = '%ignore " "\n' + TOOLS
+    assert _accepts(compile_lark(grammar, VOCAB), "<call")
+
+
+def test_random_terminal_expressions_never_crash() -> None:
+    """Terminal bodies mixing `&`, `~`, groups, ranges, repetitions and `%regex` in random
+    order compile or give a GrammarError, never an internal error."""
+    pieces = ['"a"', '"b"', "/[a-c]+/", "~", "&", "|", "(", ")", "[", "]", "*", "+", "?",
+              "~ 2", "~ 1..3", "..", "{2}", "{1,}", '%regex {"substring_chars": "ab"}',
+              "%regex", "B", '"x".."z"', ":", "{"]
+    rng = random.Random(5)
+    for _ in range(400):
+        body = " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 7)))
+        try:
+            compile_lark(f'start: T\nT: {body}\nB: "q"\n', VOCAB)
+        except GrammarError:
+            pass
