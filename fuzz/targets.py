@@ -190,6 +190,16 @@ STRUCTURAL_SEEDS = [json.dumps(spec) for spec in (
                       "content": {"type": "any_text", "max_chars": 2}}]]}},
     {"structures": [{"begin": "<a>", "schema": {"enum": [1, "b"]}, "end": "</a>"}],
      "triggers": ["<a"]},
+    *({"type": "structural_tag", "format": {
+        "type": "json_schema", "style": style, "excludes": ["<|"], "json_schema": {
+            "type": "object", "required": ["a"], "properties": {
+                "a": {"type": "string"}, "n": {"type": ["integer", "null"]},
+                "o": {"type": "object", "properties": {"x": {"enum": ["p", 2]}}},
+                "l": {"type": "array", "items": {"type": "string", "maxLength": 2}}}}}}
+      for style in ("qwen_xml", "deepseek_xml", "kimi_k3_xml", "cohere_xml")),
+    {"type": "structural_tag", "format": {"type": "grammar", "syntax": "lark",
+     "grammar": 'start: head "=x>" B\nhead[lazy]: TEXT "<c"\nB: /[0-9]+/ & ~"00"\n'
+                'TEXT: /(.|\\n)*/\n'}},
 )]
 
 
