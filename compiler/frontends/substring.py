@@ -10,7 +10,6 @@ subset construction is the text's suffix automaton, linear too.
 from __future__ import annotations
 
 from ..ir.nodes import EMPTY, Choice, Literal, Node, Seq
-from ..support.errors import GrammarError
 from ..support.limits import Limits
 
 __all__ = ["chunk_words", "substring"]
@@ -37,8 +36,6 @@ def substring(chunks: list[str], limits: Limits) -> Node:
     if sum(len(c) for c in chunks) > limits.max_pattern_length:
         raise limits.exceeded("max_pattern_length", sum(len(c) for c in chunks),
                               "substring text")
-    if not all(isinstance(c, str) for c in chunks):
-        raise GrammarError("substring chunks must be strings", code="invalid-substring")
     runs: Node = EMPTY
     starts: list[Node] = [EMPTY]
     for chunk in reversed([c for c in chunks if c]):

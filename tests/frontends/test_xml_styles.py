@@ -253,3 +253,26 @@ def test_xgrammar_item_forms() -> None:
         compile_structural_tag({"type": "structural_tag", "format": {
             "type": "grammar", "syntax": "yacc", "grammar": "x"}}, VOCAB)
     assert info.value.pointer == "/format/syntax"
+
+
+@pytest.mark.parametrize("inner", [
+    {"type": "object", "properties": {"y": {"$ref": "#/$defs/x"}}},
+    {"type": "array", "items": {"$ref": "#/$defs/x"}},
+    {"anyOf": [{"type": "object", "properties": {"y": {"$ref": "#/$defs/x"}}},
+               {"type": "string"}]},
+    {"anyOf": [{"$ref": "#/$defs/x"}, {"type": "string"}]},
+    {"$ref": "#/$defs/x"},
+])
+def test_recursive_schemas_are_refused_in_nested_styles(inner: dict) -> None:
+    """Cohere's nested values are built inline: a schema inside itself is an error at its
+    place, never a hang; a reference used twice side by side is fine."""
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/x"}},
+              "$defs": {"x": inner}}
+    with pytest.raises(GrammarError) as info:
+        _compile("cohere_xml", schema)
+    assert info.value.code == "unsupported-structural-tag"
+    assert info.value.pointer.startswith("/format/json_schema/properties/a")
+    twice = {"type": "object", "properties": {"a": {"$ref": "#/$defs/t"},
+                                              "b": {"$ref": "#/$defs/t"}},
+             "$defs": {"t": {"type": "object", "properties": {"z": {"type": "string"}}}}}
+    _compile("cohere_xml", twice)

@@ -74,7 +74,6 @@ _OBJECT_KEYS = _ANNOTATIONS | {"type", "properties", "required", "additionalProp
                                "$defs", "definitions", "$schema", "$id"}
 _STRING_KEYS = frozenset(("minLength", "maxLength", "pattern", "format"))
 _TYPES = ("string", "number", "integer", "boolean", "null", "object", "array")
-_MAX_REFS = 64
 
 
 def _unsupported(pointer: str, message: str) -> GrammarError:
@@ -100,7 +99,7 @@ class _Params:
         self.defs = {k: schema[k] for k in ("$defs", "definitions") if k in schema}
         self.json_value, self.marker, self.limits = json_value, marker, limits
         self.excludes = excludes
-        self.refs = 0
+        self.expanding: list[str] = []  # the references whose nested values are being built
 
     # ------------------------------------------------------------------ objects
 
@@ -174,19 +173,36 @@ class _Params:
 
     def resolve(self, schema: Any, pointer: str) -> Any:
         """`schema` with a local `$ref` at its top followed (annotations beside it ignored)."""
+        seen: set[str] = set()
         while isinstance(schema, dict) and "$ref" in schema:
             ref = schema["$ref"]
-            self.refs += 1
             parts = ref.split("/") if isinstance(ref, str) else []
-            if self.refs > _MAX_REFS or len(parts) != 3 or parts[0] != "#" or \
-                    parts[2] not in self.defs.get(parts[1], {}):
+            if len(parts) != 3 or parts[0] != "#" or parts[2] not in self.defs.get(parts[1], {}):
                 raise _unsupported(join(pointer, "$ref"), f"only a local reference "
-                                   f"#/$defs/NAME is followed in the {self.name} style, and "
-                                   f"at most {_MAX_REFS} of them")
+                                   f"#/$defs/NAME is followed in the {self.name} style")
+            if ref in seen:
+                raise _unsupported(join(pointer, "$ref"), f"the reference {ref} refers to "
+                                   "itself without a value in between")
+            seen.add(ref)
             schema = self.defs[parts[1]][parts[2]]
         return schema
 
     def branches(self, schema: Any, pointer: str) -> list[_Branch]:
+        """The branches of a property's schema; a reference is followed once per nesting
+        path (a schema that contains itself is an error: values are built inline here)."""
+        ref = schema.get("$ref") if isinstance(schema, dict) else None
+        if ref is None:
+            return self.kinds(schema, pointer)
+        if ref in self.expanding:
+            raise _unsupported(pointer, f"a recursive schema ({ref} inside itself) is not "
+                                        f"supported in the {self.name} style")
+        self.expanding.append(ref)
+        try:
+            return self.kinds(schema, pointer)
+        finally:
+            self.expanding.pop()
+
+    def kinds(self, schema: Any, pointer: str) -> list[_Branch]:
         schema = self.resolve(schema, pointer)
         typed = self.style.labels != ""
         if schema is True or schema == {} or (isinstance(schema, dict) and
@@ -269,7 +285,7 @@ class _Params:
                 return [_Branch("any", self.json(schema, pointer), False)]
             raise _unsupported(join(pointer, word), f"{word} options that are not of distinct "
                                f"single types are not supported in the {self.name} style")
-        return [b for i, o in enumerate(resolved)
+        return [b for i, o in enumerate(options)
                 for b in self.branches(o, join(pointer, word, i))]
 
     def items(self, schema: dict[str, Any], pointer: str) -> Node:
