@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..support.errors import GrammarError
@@ -57,18 +58,18 @@ class TermParser:
         return self.p.toks[self.body[-1]][2] if self.body else 0
 
     def alt(self) -> Expr:
-        parts = [self.conj()]
-        while self.peek() == "|":
-            self.i += 1
-            parts.append(self.conj())
-        return parts[0] if len(parts) == 1 else ("or", parts)
+        return self.infix("|", self.conj, "or")
 
     def conj(self) -> Expr:
-        parts = [self.seq()]
-        while self.peek() == "&":
+        return self.infix("&", self.seq, "and")
+
+    def infix(self, op: str, operand: Callable[[], Expr], kind: str) -> Expr:
+        """`operand (op operand)*` as one `kind` node (the operand alone when there is one)."""
+        parts = [operand()]
+        while self.peek() == op:
             self.i += 1
-            parts.append(self.seq())
-        return parts[0] if len(parts) == 1 else ("and", parts)
+            parts.append(operand())
+        return parts[0] if len(parts) == 1 else (kind, parts)
 
     def seq(self) -> Expr:
         parts = []

@@ -24,13 +24,13 @@ from .lark_oracle import lark_parser, parses
 JSON_WS = " \t\n\r"
 
 
-def _strict(schema: Any) -> Any:
+def strict_schema(schema: Any) -> Any:
     """`schema` with `additionalProperties: false` beside every `properties` that has none."""
     if isinstance(schema, list):
-        return [_strict(s) for s in schema]
+        return [strict_schema(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: _strict(v) for k, v in schema.items()}
+    out = {k: strict_schema(v) for k, v in schema.items()}
     if ("properties" in out or "patternProperties" in out) and "additionalProperties" not in out:
         out["additionalProperties"] = False
     return out
@@ -96,7 +96,7 @@ def json_matches(text: str, schema: Any, max_whitespace: int = 24) -> bool:
             return False
     if not _ordered(value, schema):
         return False
-    return jsonschema.Draft202012Validator(_strict(schema)).is_valid(_plain(value))
+    return jsonschema.Draft202012Validator(strict_schema(schema)).is_valid(_plain(value))
 
 
 class Reference:

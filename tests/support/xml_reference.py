@@ -17,6 +17,8 @@ from typing import Any
 
 import jsonschema
 
+from .structural_reference import strict_schema
+
 WS = " \t\n\r"
 
 HEADS = {
@@ -149,23 +151,10 @@ def readings(style: str, text: str) -> list[list[tuple[str, Any]]]:
             for pairs in _combinations(parts)]
 
 
-def _strict(schema: Any) -> Any:
-    """`schema` with additionalProperties false wherever an object lists properties and says
-    nothing (the structural tag's reading)."""
-    if isinstance(schema, dict):
-        out = {k: _strict(v) for k, v in schema.items()}
-        if "properties" in out and "additionalProperties" not in out:
-            out["additionalProperties"] = False
-        return out
-    if isinstance(schema, list):
-        return [_strict(v) for v in schema]
-    return schema
-
-
 def accepts(style: str, schema: dict[str, Any], text: str) -> bool:
     """Whether `text` is the arguments of some instance of `schema`, in the schema's order."""
     order = list(schema.get("properties", {}))
-    validator = jsonschema.Draft202012Validator(_strict(schema))
+    validator = jsonschema.Draft202012Validator(strict_schema(schema))
     for pairs in readings(style, text):
         names = [n for n, _ in pairs]
         if len(set(names)) != len(names) or any(n not in order for n in names) or \
