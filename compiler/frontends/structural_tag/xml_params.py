@@ -94,7 +94,7 @@ class _Params:
     def __init__(self, schema: dict[str, Any], style: str, max_whitespace: int,
                  json_value: Callable[[Any, str], Node], marker: Callable[[str], Node],
                  limits: Limits, excludes: tuple[str, ...]) -> None:
-        self.root, self.style, self.name = schema, XML_STYLES[style], style
+        self.style, self.name = XML_STYLES[style], style
         self.ws: Node = Repeat(JSON_WHITESPACE, 0, max_whitespace) if max_whitespace else EMPTY
         self.defs = {k: schema[k] for k in ("$defs", "definitions") if k in schema}
         self.json_value, self.marker, self.limits = json_value, marker, limits
