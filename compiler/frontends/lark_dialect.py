@@ -20,7 +20,7 @@ from typing import Any
 
 from ..automata.language_ops import difference, intersect
 from ..ir.merge import MergedRules
-from ..ir.nodes import Choice, Grammar, Node, Repeat, Rule, RuleRef, Seq, TokenRef
+from ..ir.nodes import Choice, Grammar, Node, Repeat, Rule, RuleRef, Seq, TokenRef, references
 from ..ir.rewrite import substitute
 from ..support.diagnostics import Diagnostic, Span
 from ..support.errors import GrammarError
@@ -158,22 +158,7 @@ def read_with_dialect(text: str, read: Read, limits: Limits, source: str | None 
             start_rule = out[grammar.start]
             out[grammar.start] = Rule(start_rule.name, lowered, start_rule.span,
                                       start_rule.kept)
-    every = {**out, **{rule.name: rule for rule in merged.rules}}
-    for name, (at, options) in r.rule_options.items():
-        if name in out:
-            try:
-                body, ignored = with_options(every, name, options, meaning, limits,
-                                             IGNORE_RULE if IGNORE_RULE in every else None)
-            except GrammarError as exc:
-                line, column = position(text, at)
-                code = "lark-dialect" if exc.code == "rule-options" else exc.code
-                raise exc.located(line=line, column=column, code=code) from None
-            out[name] = Rule(name, body, out[name].span, out[name].kept)
-            if ignored:
-                notes.append(Diagnostic("info", "lark-dialect", f"rule {name}: "
-                                        f"{', '.join(ignored)} ignored (they do not change the "
-                                        "language)", Span(*position(text, at),
-                                                          *position(text, at), source)))
+    _apply_options(out, merged, r, meaning, text, limits, notes, source)
     if r.grammar_options is not None and not r.grammar_options.get("allow_initial_skip"):
         start = out[grammar.start]
         body = start.body
@@ -181,6 +166,39 @@ def read_with_dialect(text: str, read: Read, limits: Limits, source: str | None 
             out[grammar.start] = Rule(start.name, Seq(body.items[1:]), start.span, start.kept)
     return Parsed(Grammar((*out.values(), *merged.rules), grammar.start, grammar.source),
                   (*diagnostics, *notes))
+
+
+def _apply_options(out: dict[str, Rule], merged: MergedRules, r: Rewritten,
+                   meaning: dict[str, Node], text: str, limits: Limits,
+                   notes: list[Diagnostic], source: str | None) -> None:
+    """Each rule's options (`rule_options.with_options`), the rules it uses first, so that a
+    lazy rule inside another is read with its own options."""
+    every = {**out, **{rule.name: rule for rule in merged.rules}}
+    ignore = IGNORE_RULE if IGNORE_RULE in every else None
+    done: set[str] = set()
+
+    def apply(name: str) -> None:
+        done.add(name)
+        for ref in references(every[name].body):
+            if ref.name in r.rule_options and ref.name in out and ref.name not in done:
+                apply(ref.name)
+        at, options = r.rule_options[name]
+        try:
+            body, ignored = with_options(every, name, options, meaning, limits, ignore)
+        except GrammarError as exc:
+            line, column = position(text, at)
+            code = "lark-dialect" if exc.code == "rule-options" else exc.code
+            raise exc.located(line=line, column=column, code=code) from None
+        out[name] = every[name] = Rule(name, body, out[name].span, out[name].kept)
+        if ignored:
+            line, column = position(text, at)
+            notes.append(Diagnostic("info", "lark-dialect", f"rule {name}: "
+                                    f"{', '.join(ignored)} ignored (they do not change the "
+                                    "language)", Span(line, column, line, column, source)))
+
+    for name in r.rule_options:
+        if name in out and name not in done:
+            apply(name)
 
 
 def _schema(text: str, at: int, schema: Any, merged: MergedRules, limits: Limits) -> Node:

@@ -63,6 +63,8 @@ CASES: list[tuple[str, str, Callable[[str], bool], str, int]] = [
      lambda s: re.fullmatch("[a\n]*", s) is not None and "\n\n" not in s, "a\n", 6),
     ("lazy", 'start: head "=x>"\nhead[lazy]: TEXT "<f"\nTEXT: /(.|\\n)*/\n',
      lambda s: s.endswith("=x>") and _shortest(_full(r".*<f"))(s[:-3]), "<f=x>", 8),
+    ("lazy-inside-lazy", 'start: outer "!"\nouter[lazy]: inner "b"\ninner[lazy]: /a+/\n',
+     lambda s: s == "ab!", "ab!", 5),
     ("suffix", 'start: f "!"\nf[suffix="ab"]: /[ab]*/\n',
      lambda s: s.endswith("!") and _shortest(_full(r"[ab]*ab"))(s[:-1]), "ab!", 7),
     ("stop-terminal", 'start: f\nf[stop=END, capture]: /[ab]*/\nEND: "b" | "ba"\n',
