@@ -21,6 +21,7 @@ from typing import Any
 from ..automata.language_ops import difference, intersect
 from ..ir.merge import MergedRules
 from ..ir.nodes import Choice, Grammar, Node, Repeat, Rule, RuleRef, Seq, TokenRef, references
+from ..ir.rewrite import rewrite as rewrite_ir
 from ..ir.rewrite import substitute
 from ..support.diagnostics import Diagnostic, Span
 from ..support.errors import GrammarError
@@ -37,7 +38,7 @@ from .substring import chunk_words, substring
 
 __all__ = ["read_with_dialect", "uses_dialect"]
 
-_MARKS = re.compile(r"%json\b|%regex\b|%lark\b|%if\b|::|%llguidance\b|%grammar_options\b|<|@|&|~|"
+_MARKS = re.compile(r"%json\b|%regex\b|%lark\b|%if\b|::|%llguidance\b|%grammar_options\b|<|@|&|~|\w-[A-Za-z_]|"
                     r"\{[ \t]*[0-9,]|^[ \t]*[?!]?[_A-Za-z][_A-Za-z0-9]*\[", re.MULTILINE)
 _ID = re.compile(r"\s*([0-9]{1,9})\s*(?:-\s*([0-9]{1,9})\s*)?")
 Read = Callable[[str, Sequence[str], str | None, bool], Parsed]
@@ -80,6 +81,8 @@ def _tokens(text: str, at: int, body: str | None, name: str | None) -> TokenRef:
 
 def _relocated(exc: GrammarError, r: Rewritten, text: str) -> GrammarError:
     """`exc`, positioned in the rewritten text, at the original place."""
+    if r.renames:
+        exc = exc.located(message=_names(exc.message, r))
     if exc.line is None or exc.source not in (None, r.source):
         return exc
     starts = [0] + [m.end() for m in re.finditer("\n", r.text)]
@@ -164,8 +167,26 @@ def read_with_dialect(text: str, read: Read, limits: Limits, source: str | None 
         body = start.body
         if isinstance(body, Seq) and body.items and body.items[0] == RuleRef(IGNORE_RULE):
             out[grammar.start] = Rule(start.name, Seq(body.items[1:]), start.span, start.kept)
-    return Parsed(Grammar((*out.values(), *merged.rules), grammar.start, grammar.source),
+    rules_out = [*out.values(), *merged.rules]
+    if r.renames:  # the names written with `-`, as written
+        def name(n: str) -> str:
+            return r.renames.get(n, n)
+        rules_out = [Rule(name(rule.name), rewrite_ir(rule.body, lambda n: RuleRef(
+            name(n.name)) if isinstance(n, RuleRef) and n.name in r.renames else None),
+            rule.span, rule.kept) for rule in rules_out]
+        diagnostics = tuple(Diagnostic(d.severity, d.code, _names(d.message, r), d.span,
+                                       d.pointer) for d in diagnostics)
+        return Parsed(Grammar(tuple(rules_out), name(grammar.start), grammar.source),
+                      (*diagnostics, *notes))
+    return Parsed(Grammar(tuple(rules_out), grammar.start, grammar.source),
                   (*diagnostics, *notes))
+
+
+def _names(message: str, r: Rewritten) -> str:
+    """`message` with the names Lark read for names written with `-` put back."""
+    for plain, written in sorted(r.renames.items(), key=lambda kv: -len(kv[0])):
+        message = re.sub(rf"(?<![\w-]){re.escape(plain)}(?![\w-])", written, message)
+    return message
 
 
 def _apply_options(out: dict[str, Rule], merged: MergedRules, r: Rewritten,

@@ -14,6 +14,7 @@ copied unchanged (the tokenizer skips them whole).
 | `%llguidance {…}`, `%grammar_options {…}` | nothing | `notes`, `grammar_options` |
 | `x{m,n}`, `x{n}`, `x{,n}`, `x{0,}`, `x{1,}`, `x{m,}` | `x~m..n`, `x~n`, `x~0..n`, `x*`, `x+`, `x~m x*` | |
 | `name[opts]:` | `name:` | `rule_options[name]` |
+| a name with `-` (`my-rule`) | `my_rule` (underscores added until no name has it) | `renames` |
 | a terminal using `&`, prefix `~` or `%regex {…}` | `T: "\\x00P"`, each operand without them a terminal of its own | `operators[T]` (the expression over operand names) |
 """
 from __future__ import annotations
@@ -33,7 +34,7 @@ _TOKEN = re.compile(r"<(?:\[([^\]\n]*)\]|([^\s<>\[\]][^\s<>]*))>")
 _LEX = re.compile(r"""
     (?P<nl>\r?\n) | (?P<ws>[ \t\f]+) | (?P<comment>//[^\n]*|\#[^\n]*)
   | (?P<string>"(?:[^"\\\n]|\\.)*"i?) | (?P<regex>/(?:[^/\\\n]|\\.)+/[imslux]*)
-  | (?P<directive>%[a-z_]+) | (?P<at>@[A-Za-z0-9_-]+) | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<directive>%[a-z_]+) | (?P<at>@[A-Za-z0-9_-]+) | (?P<name>[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)
   | (?P<number>[0-9]+) | (?P<punct>.)""", re.VERBOSE | re.DOTALL)
 
 
@@ -50,6 +51,8 @@ class Rewritten:
     notes: list[tuple[int, str]] = field(default_factory=list)
     source: str | None = None
     """The source name errors carry (set by the reader)."""
+    renames: dict[str, str] = field(default_factory=dict)
+    """Lark's name of each name written with `-` (llguidance allows it) → the name as written."""
     _out: list[str] = field(default_factory=list)
     _size: int = 0
     _marks: list[tuple[int, int, bool]] = field(default_factory=list)
@@ -76,7 +79,7 @@ class Rewritten:
     def changed(self) -> bool:
         """Whether the text used any addition."""
         return bool(self.placeholders or self.rule_options or self.operators or self.notes or
-                    self.grammar_options is not None or
+                    self.renames or self.grammar_options is not None or
                     any(not copied for _, _, copied in self._marks))
 
 
@@ -89,6 +92,14 @@ class _Pass:
             self.base += "_"
         self.toks = [(m.lastgroup, m.start(), m.end()) for m in _LEX.finditer(src)]
         self.deferred: list[tuple[str, int, str]] = []  # terminals defined after the text
+        names = {src[a:b] for kind, a, b in self.toks if kind == "name"}
+        self.lark_names: dict[str, str] = {}  # a name with `-` → the name Lark reads
+        for name in sorted(n for n in names if "-" in n):
+            plain = name.replace("-", "_")
+            while plain in names or plain in self.r.renames:
+                plain += "_"
+            self.lark_names[name] = plain
+            self.r.renames[plain] = name
 
     def fresh(self, upper: bool = False) -> str:
         n = f"{self.base}_{len(self.r.placeholders)}"
@@ -170,7 +181,7 @@ class _Pass:
                     last_atom = self.r._size
             elif not (kind == "punct" and word == "."):
                 last_atom = -1 if word not in "*+?" else last_atom
-            self.r.put(word, s, True)
+            self.r.put(self.lark_names.get(word, word), s, word not in self.lark_names)
             k += 1
         for name in self.r.placeholders:
             if not name.isupper() or self.r.placeholders[name][1] != "op":
@@ -200,7 +211,8 @@ class _Pass:
         """A name at a line start: copy it, strip `[options]` before its colon."""
         kind, s, e = self.toks[k]
         name = self.src[s:e]
-        self.r.put(name, s, True)
+        self.r.put(self.lark_names.get(name, name), s, name not in self.lark_names)
+        name = self.lark_names.get(name, name)
         k += 1
         if k < len(self.toks) and self.text(k) == "[":
             close = self.src.find("]", s)
@@ -339,7 +351,9 @@ class _Pass:
         self.r.put(f': "\\x00{self.base}_{name}"', self.toks[k][1])
         for leaf, start, piece in parser.leaves:
             self.r.put(f"\n{leaf}: ", start)
-            plain = plain_repeats(piece)
+            plain = plain_repeats("".join(
+                self.lark_names.get(m.group(), m.group()) if m.lastgroup == "name"
+                else m.group() for m in _LEX.finditer(piece)))
             self.r.put(plain, start, plain == piece)
         return True
 

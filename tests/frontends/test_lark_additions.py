@@ -12,6 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from grammask.compiler import GrammarError, compile_lark
+from grammask.compiler.frontends.registry import read
 from grammask.runtime import Matcher, Vocabulary
 
 VOCAB = Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [b"<end>"], 256)
@@ -183,3 +184,18 @@ def test_random_terminal_expressions_never_crash() -> None:
             compile_lark(f'start: T\nT: {body}\nB: "q"\n', VOCAB)
         except GrammarError:
             pass
+
+
+def test_names_with_hyphens() -> None:
+    """llguidance allows `-` in names; rules keep their names as written, beside a name
+    that spells the same with `_`."""
+    grammar = ('start: my-rule "!" MY-TERM | my_rule\nmy-rule: "a"{2}\n'
+               'MY-TERM: /[0-9]/ & ~"0"\nmy_rule: "z"\n')
+    compiled = compile_lark(grammar, VOCAB)
+    assert _accepts(compiled, "aa!1") and _accepts(compiled, "z")
+    assert not _accepts(compiled, "aa!0")
+    names = {rule.name for rule in read("lark", grammar).grammar.rules}
+    assert {"my-rule", "MY-TERM", "my_rule"} <= names
+    with pytest.raises(GrammarError, match="'my-other' used but not defined"):
+        compile_lark("start: my-other\n", VOCAB)
+    assert _accepts(compile_lark('start: "a-b" -> alias\n', VOCAB), "a-b")
