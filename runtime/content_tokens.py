@@ -21,8 +21,9 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba.types import boolean, int32, int64, uint8, uint32
 
+from .jit import A, R, kernel
 from .vocab.trie import TokenTrie, common_prefix_lengths, next_shorter_prefix
 
 _KERNEL = dict(cache=True, nogil=True)
@@ -54,7 +55,7 @@ _MAX_FRONTIER = 64
 (a false answer only costs the shortcut)."""
 
 
-@njit(**_KERNEL)
+@kernel(R(uint8), int64, int64, R(int64, 3))
 def _content_char_length(data, p, end, rows):  # type: ignore[no-untyped-def]
     """The length of the content character at data[p:end], or 0 if there is none."""
     b = data[p]
@@ -72,7 +73,7 @@ def _content_char_length(data, p, end, rows):  # type: ignore[no-untyped-def]
     return 0
 
 
-@njit(**_KERNEL)
+@kernel(R(uint8), R(int64), R(int64, 3))
 def content_tokens(data, offsets, rows):  # type: ignore[no-untyped-def]
     """int32[m]: the characters of each token data[offsets[i]:offsets[i + 1]] if it is a
     content token, else 0."""
@@ -92,7 +93,7 @@ def content_tokens(data, offsets, rows):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(**_KERNEL)
+@kernel(R(int32, 2), R(int32), int64, R(int64, 3), int64, int64, int64, A(int64), A(int64))
 def _row_target(transitions, byte_class, state, rows, r, lead_lo, lead_hi, frontier, following):  # type: ignore[no-untyped-def]
     """The one state that every character of multibyte row r whose lead byte lies in
     lead_lo..lead_hi leads to from `state`, or -1 if they lead to several, or one of them dies
@@ -118,13 +119,14 @@ def _row_target(transitions, byte_class, state, rows, r, lead_lo, lead_hi, front
                         return -1
                     following[m] = t
                     m += 1
-        frontier[:m] = following[:m]
+        for i in range(m):  # no slice copy: its shape checks cost most of this kernel's compile
+            frontier[i] = following[i]
         n = m
         k += 1
     return frontier[0] if n == 1 else -1
 
 
-@njit(**_KERNEL)
+@kernel(R(int32, 2), R(int32), int64, R(int64, 3))
 def _content_target(transitions, byte_class, state, rows):  # type: ignore[no-untyped-def]
     """The one state that every content character leads to from `state`, or -1 if they lead
     to several, or one of them dies."""
@@ -144,7 +146,7 @@ def _content_target(transitions, byte_class, state, rows):  # type: ignore[no-un
     return target
 
 
-@njit(**_KERNEL)
+@kernel(R(int32, 2), R(int32), int32)
 def _most_common_target(transitions, byte_class, state):  # type: ignore[no-untyped-def]
     """The state that most printable ASCII content characters lead to from `state` (of two
     equally common, the one the smaller byte leads to), or -1 if none leads anywhere."""
@@ -155,22 +157,17 @@ def _most_common_target(transitions, byte_class, state):  # type: ignore[no-unty
         if t >= 0 and b != 0x22 and b != 0x5C:
             targets[n] = t
             n += 1
-    if n == 0:
-        return -1
-    ordered = np.sort(targets[:n])
-    best_count = 0
-    run = 0
-    for i in range(n):
-        run = run + 1 if i and ordered[i] == ordered[i - 1] else 1
-        best_count = max(best_count, run)
-    for i in range(n):
-        t = targets[i]
-        if np.searchsorted(ordered, t, side="right") - np.searchsorted(ordered, t) == best_count:
-            return t
-    return -1
+    best, best_count = -1, 0
+    for i in range(n):  # at most 95 targets: counting each beats sorting (and compiles faster)
+        count = 0
+        for j in range(n):
+            count += targets[j] == targets[i]
+        if count > best_count:
+            best, best_count = targets[i], count
+    return best
 
 
-@njit(**_KERNEL)
+@kernel(R(int32, 2), R(int32), int32, R(int64, 3), A(boolean))
 def entry_bytes(transitions, byte_class, state, rows, good):  # type: ignore[no-untyped-def]
     """How many content characters in a row are viable from `state` (UNLIMITED once they lead
     into a loop, at most _CHAIN otherwise, 0 if not even one), through the state L that most
@@ -201,7 +198,7 @@ def entry_bytes(transitions, byte_class, state, rows, good):  # type: ignore[no-
     return chars
 
 
-@njit(**_KERNEL)
+@kernel(R(uint32), R(int32), R(int64), R(boolean))
 def known_row(full, ids, starts, good):  # type: ignore[no-untyped-def]
     """(`full` without the ids ids[starts[b]:starts[b + 1]] of every byte b not `good`, how
     many are left): cleared from a copy, or set on a zero row when fewer are left."""
@@ -226,7 +223,7 @@ def known_row(full, ids, starts, good):  # type: ignore[no-untyped-def]
     return row, kept
 
 
-@njit(**_KERNEL)
+@kernel(R(boolean), R(int64), R(int64))
 def plan_slices(good, byte_start, rest_byte_start):  # type: ignore[no-untyped-def]
     """int64[n, 3] rows (which, begin, end), one per run of first bytes with the same `good`
     (tokens of the level's rest trie, which 1, where good; of the split trie, which 0, elsewhere),
@@ -322,7 +319,8 @@ def _level(trie: TokenTrie, chars: np.ndarray, limit: int, n_words: int,
     next_shorter_prefix(rest.lcp, skip)
     return ContentLevel(limit, np.packbits(bits, bitorder="little").view(np.uint32),
                         len(known_at), rest, position, _first_byte_starts(rest), skip,
-                        trie.ids[known_at], np.searchsorted(known_at, byte_start).astype(np.int64))
+                        trie.ids[known_at].astype(np.int32),
+                        np.searchsorted(known_at, byte_start).astype(np.int64))
 
 
 _SPLITS: "weakref.WeakKeyDictionary[TokenTrie, ContentSplit]" = weakref.WeakKeyDictionary()

@@ -7,10 +7,12 @@ order), where argsort, bincount and cumsum would take four numpy calls.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba.types import int32, int64
+
+from .jit import R, kernel
 
 
-@njit(cache=True, nogil=True)
+@kernel(int64, R(int64), also=((int64, R(int32)),), tiered=True)
 def csr_order(n, keys):  # type: ignore[no-untyped-def]
     """(offsets int64[n + 1], order) grouping the positions of `keys` by key, in order within
     each key; ValueError unless every key lies in [0, n)."""

@@ -8,10 +8,12 @@ Callers pass rows of equal length.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba.types import boolean, int64, uint32
+
+from .jit import A, R, kernel
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(uint32), R(uint32))
 def differing_words(words, base):  # type: ignore[no-untyped-def]
     """(words that are not zero, words that differ from `base`)."""
     n_zero = 0
@@ -24,7 +26,7 @@ def differing_words(words, base):  # type: ignore[no-untyped-def]
     return n_zero, n_base
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(uint32), R(uint32), boolean, A(uint32, 2), int64)
 def write_patches(words, base, against_base, patches, at):  # type: ignore[no-untyped-def]
     """Write (index, value) of each word of `words` that differs from `base` (from zero unless
     `against_base`) into patches[at:], in index order; return how many."""
@@ -38,7 +40,7 @@ def write_patches(words, base, against_base, patches, at):  # type: ignore[no-un
     return n
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(uint32))
 def array_hash(values):  # type: ignore[no-untyped-def]
     """A 64-bit hash of the elements of `values` (equal arrays, equal hashes): FNV-1a over four
     interleaved lanes, so the multiplications do not wait on each other."""

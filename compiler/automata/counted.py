@@ -29,8 +29,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from numba import njit
+from numba.types import boolean, int32, int64
 
+from ...runtime.jit import R, kernel
 from ..support.limits import Limits
 from .dfa import UncheckedDFA, byte_classes, edge_columns, read_only, subset_sets, trimmed
 from .flat_ir import FlatIR
@@ -41,7 +42,7 @@ COUNTED_FROM = 4
 """A repetition `c{m,n}` of a one-byte class is counted when n - m is at least this."""
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int64), R(int64), R(int64), R(int32), tiered=True)
 def _loops_apart(loops, loop_of, eps_off, eps_to):  # type: ignore[no-untyped-def]
     """Whether no loop reaches a loop, itself included, by epsilon edges (as `c{0,8}c{0,8}`
     and `(c{0,8})*` do: a loop would be entered afresh while one counts, so one DFA state
@@ -65,7 +66,8 @@ def _loops_apart(loops, loop_of, eps_off, eps_to):  # type: ignore[no-untyped-de
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32), R(int64), R(int32, 2), R(int64), R(int64), R(boolean, 2), R(int64), R(int32),
+        R(int32), tiered=True)
 def _labels(pool, pool_off, transitions, loop_of, sig_of, sig_cols, e_off, e_lo, e_hi):  # type: ignore[no-untyped-def]
     """(labels for minimization, group of each DFA state or -1, signature of each group), or
     labels of length 0 when the loops cannot be counted. A DFA state's group is the state its
@@ -126,7 +128,8 @@ def _labels(pool, pool_off, transitions, loop_of, sig_of, sig_cols, e_off, e_lo,
     return labels, group, gsig
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32, 2), R(boolean), R(int64), R(boolean), R(int64), R(boolean, 2), R(int64),
+        tiered=True)
 def _expand(table, accepting, group, is_loop, gsig, sig_cols, sig_bound):  # type: ignore[no-untyped-def]
     """(transitions, accepting) of the minimized DFA `table` (start 0) with each loop state
     (is_loop[i]: the L of its group) replaced by its chain (module docstring); `group[i]` is

@@ -13,12 +13,14 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba.types import boolean, int32, int64
 
 from ...runtime.dfa.kernels import breadth_first_order, reachable_and_live
 from ...runtime.dfa.table import DFATable
+from ...runtime.jit import R, kernel
 from ..support.limits import DEFAULT_LIMITS, Limits
 from .flat_ir import CALL
+from .hashing import FNV_OFFSET, hash_step
 from .nfa import NFA
 from .subset_kernel import subset_construction
 
@@ -32,7 +34,7 @@ def byte_classes(nfas: NFA | Iterable[NFA]) -> np.ndarray:
                          np.concatenate([n.edge_hi for n in nfas] + [np.zeros(0, np.int32)]))
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32), R(int32), tiered=True)
 def _byte_classes(edge_lo, edge_hi):  # type: ignore[no-untyped-def]
     cuts = np.zeros(257, dtype=np.bool_)
     for j in range(len(edge_lo)):
@@ -79,7 +81,7 @@ def edge_columns(nfa: NFA, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return _edge_columns(nfa.edge_lo, nfa.edge_hi, classes)
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32), R(int32), R(int32), tiered=True)
 def _edge_columns(edge_lo, edge_hi, classes):  # type: ignore[no-untyped-def]
     n_bytes = classes.max() + 1
     lo = np.empty(len(edge_lo), dtype=np.int32)
@@ -108,7 +110,7 @@ def subset_sets(nfa: NFA, classes: np.ndarray, n_calls: int = 0,
     return transitions, accepting, pool, pool_off
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32, 2), R(boolean), int64, tiered=True)
 def trimmed_table(transitions, accepting, start):  # type: ignore[no-untyped-def]
     """(transitions, accepting) of the states of `transitions` (int32[n, k], -1: no move)
     that are reachable from `start` through states that can reach acceptance, numbered
@@ -202,7 +204,7 @@ def trimmed(byte_class: np.ndarray, table: np.ndarray, accepting: np.ndarray,
     return UncheckedDFA(read_only(byte_class), read_only(table), read_only(accepting))
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32, 2), R(int64), int64, tiered=True)
 def _kept_columns(table, first, own):  # type: ignore[no-untyped-def]
     """The columns `first` of the first `own` columns of `table`, then all the others."""
     n, k = table.shape
@@ -224,13 +226,13 @@ def merge_columns(table: np.ndarray, k: int | None = None) -> tuple[np.ndarray, 
     return _merge_columns(table, table.shape[1] if k is None else k)
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32, 2), int64, tiered=True)
 def _merge_columns(table, k):  # type: ignore[no-untyped-def]
     n = table.shape[0]
-    hashes = np.full(k, np.uint64(1469598103934665603), dtype=np.uint64)
+    hashes = np.full(k, FNV_OFFSET, dtype=np.int64)
     for s in range(n):
         for c in range(k):
-            hashes[c] = (hashes[c] ^ np.uint64(table[s, c] + 1)) * np.uint64(1099511628211)
+            hashes[c] = hash_step(hashes[c], table[s, c] + 1)
     new_of_old = np.empty(k, dtype=np.int32)
     first = np.empty(k, dtype=np.int64)
     m = 0

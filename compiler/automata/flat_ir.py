@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
-from numba import njit
+from numba.types import int32
 
 from ...runtime.dfa.table import DFATable
+from ...runtime.jit import R, kernel
 from ..ir.nodes import (
     Automaton,
     CharClass,
@@ -80,7 +81,7 @@ def automaton_edges(dfa: DFATable) -> tuple[np.ndarray, np.ndarray]:
     return _run_edges(dfa.byte_class, dfa.transitions), np.flatnonzero(dfa.accepting)
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32), R(int32, 2), tiered=True)
 def _run_edges(byte_class, transitions):  # type: ignore[no-untyped-def]
     """The moves of `transitions` per run of bytes of one class, state by state."""
     lo = np.empty(256, dtype=np.int64)

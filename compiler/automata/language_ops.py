@@ -15,9 +15,10 @@ same cache entries downstream.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba.types import boolean, int32, int64
 
 from ...runtime.dfa.table import DFATable
+from ...runtime.jit import R, kernel
 from ..ir.graph import first_references
 from ..ir.nodes import Automaton, Node
 from ..support import deadline
@@ -25,6 +26,7 @@ from ..support.caches import cache_name, memo, register
 from ..support.errors import GrammarError
 from ..support.limits import DEFAULT_LIMITS, Limits
 from .build import ir_to_dfa
+from .hashing import key_slot
 from .minimize import minimize, minimize_table
 from .nfa import IdentityKey
 
@@ -108,7 +110,8 @@ def _product(dfas: tuple[DFATable, ...], n_required: int, limits: Limits) -> DFA
     return interned(result)
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32, 2), R(boolean), int64, R(int32, 2), R(boolean), int64, R(int32), R(int32),
+        boolean, int64, tiered=True)
 def pair_product(a, a_accepting, a_start, b, b_accepting, b_start, a_column, b_column,
                  required, max_states):  # type: ignore[no-untyped-def]
     """(transitions, accepting, m) of the pairs reachable from the start pair over the joint
@@ -122,7 +125,7 @@ def pair_product(a, a_accepting, a_start, b, b_accepting, b_start, a_column, b_c
     keys = np.empty(64, dtype=np.int64)
     table = np.empty((64, k), dtype=np.int32)
     keys[0] = a_start * nb + b_start
-    slots[(keys[0] * 2654435761) & (size - 1)] = 0
+    slots[key_slot(keys[0], size - 1)] = 0
     m = 1
     i = 0
     while i < m:
@@ -135,8 +138,8 @@ def pair_product(a, a_accepting, a_start, b, b_accepting, b_start, a_column, b_c
             if ta < 0 or (tb < 0 and required):
                 table[i, c] = -1
                 continue
-            key = ta * nb + (tb if tb >= 0 else nb - 1)
-            slot = (key * 2654435761) & (size - 1)
+            key = np.int64(ta) * nb + (tb if tb >= 0 else nb - 1)
+            slot = key_slot(key, size - 1)
             while slots[slot] >= 0 and keys[slots[slot]] != key:
                 slot = (slot + 1) & (size - 1)
             if slots[slot] >= 0:
@@ -159,7 +162,7 @@ def pair_product(a, a_accepting, a_start, b, b_accepting, b_start, a_column, b_c
                 size *= 4
                 slots = np.full(size, -1, dtype=np.int64)
                 for j in range(m):
-                    sl = (keys[j] * 2654435761) & (size - 1)
+                    sl = key_slot(keys[j], size - 1)
                     while slots[sl] >= 0:
                         sl = (sl + 1) & (size - 1)
                     slots[sl] = j

@@ -15,13 +15,14 @@ their minimal tables are equal.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba.types import boolean, int32, int64
 
 from ...runtime.dfa.table import DFATable
+from ...runtime.jit import R, kernel
 from .dfa import UncheckedDFA, read_only, trimmed
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32, 2), R(boolean), R(int64), tiered=True)
 def hopcroft_blocks(transitions, accepting, labels):  # type: ignore[no-untyped-def]
     """(block of each state, number of blocks, the block of the states that cannot reach
     acceptance or -1) of the partial DFA `transitions` (int32[n, k], -1: no move): the
@@ -191,7 +192,7 @@ def minimal(byte_class: np.ndarray, transitions: np.ndarray, accepting: np.ndarr
     return trimmed(byte_class, table, acc, compact, n_calls)
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32, 2), R(boolean), R(int64), int64, int64, int64, tiered=True)
 def quotient(transitions, accepting, block, n_blocks, dead, start):  # type: ignore[no-untyped-def]
     """(transitions, accepting, a state of each) of the DFA whose states are the blocks
     reachable from block `start`, numbered breadth-first (columns in order), moves into `dead`

@@ -22,12 +22,15 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from numba import njit
+from numba.types import boolean, int32, int64
 
+from ...runtime.jit import A, R, kernel
 from ..support import deadline
+from .hashing import FNV_OFFSET, hash_step
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32), int64, int64, R(int64), R(int32), R(boolean), A(int64), int64, A(int32),
+        A(int32), tiered=True)
 def _closure(seeds, begin, end, eps_off, eps_to, important, mark, gen, stack, out):  # type: ignore[no-untyped-def]
     """Write the sorted important states of the epsilon closure of seeds[begin:end] into
     `out`; return how many."""
@@ -55,7 +58,7 @@ def _closure(seeds, begin, end, eps_off, eps_to, important, mark, gen, stack, ou
     return n
 
 
-@njit(cache=True, nogil=True)
+@kernel(A(int32), int64, also=((A(int64), int64),), tiered=True)
 def _sort(values, n):  # type: ignore[no-untyped-def]
     """Sort values[:n] in place (insertion sort while short)."""
     if n > 16:
@@ -70,15 +73,15 @@ def _sort(values, n):  # type: ignore[no-untyped-def]
         values[j + 1] = v
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32), int64, int64, tiered=True)
 def _hash(values, begin, end):  # type: ignore[no-untyped-def]
-    h = np.uint64(1469598103934665603)
+    h = FNV_OFFSET
     for i in range(begin, end):
-        h = (h ^ np.uint64(values[i])) * np.uint64(1099511628211)
+        h = hash_step(h, values[i])
     return h
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int64), R(int64), R(int32), int64, int64, int64, tiered=True)
 def _subset_start(e_off, eps_off, eps_to, start, accept, k):  # type: ignore[no-untyped-def]
     """The state of a subset construction with only the start's closure discovered:
     (important, pool, pool_off, trans, table, single, mark, stack, buf, seeds)."""
@@ -101,11 +104,13 @@ def _subset_start(e_off, eps_off, eps_to, start, accept, k):  # type: ignore[no-
     pool[:size] = buf[:size]
     pool_off[1] = size
     h = _hash(buf, 0, size)
-    table[h & np.uint64(len(table) - 1)] = 0
+    table[h & (len(table) - 1)] = 0
     return important, pool, pool_off, trans, table, single, mark, stack, buf, seeds
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int64), R(int32), R(int32), R(int32), R(int64), R(int32), int64, int64, R(boolean),
+        A(int32), A(int64), A(int32, 2), A(int64), A(int64), A(int64), A(int32), A(int32),
+        A(int32), int64, int64, int64, int64, tiered=True)
 def _subset_steps(e_off, e_lo, e_hi, e_to, eps_off, eps_to, k, max_states, important, pool,  # type: ignore[no-untyped-def]
                   pool_off, trans, table, single, mark, stack, buf, seeds, gen, m, d, d_stop):
     """Process DFA states d .. min(m, d_stop) - 1 (discovering new ones); return the grown
@@ -170,7 +175,7 @@ def _subset_steps(e_off, e_lo, e_hi, e_to, eps_off, eps_to, k, max_states, impor
                     single[seeds[a]] = -2
                 continue
             h = _hash(buf, 0, size)
-            mask = np.uint64(len(table) - 1)
+            mask = len(table) - 1
             slot = h & mask
             found = -1
             while table[slot] >= 0:
@@ -185,7 +190,7 @@ def _subset_steps(e_off, e_lo, e_hi, e_to, eps_off, eps_to, k, max_states, impor
                     if same:
                         found = t
                         break
-                slot = (slot + np.uint64(1)) & mask
+                slot = (slot + 1) & mask
             if found < 0:
                 if m >= max_states:
                     return pool, pool_off, trans, table, seeds, gen, -1, d
@@ -208,12 +213,12 @@ def _subset_steps(e_off, e_lo, e_hi, e_to, eps_off, eps_to, k, max_states, impor
                 m += 1
                 if 2 * m > len(table):
                     table = np.full(2 * len(table), -1, dtype=np.int64)
-                    mask = np.uint64(len(table) - 1)
+                    mask = len(table) - 1
                     for t in range(m):
                         hh = _hash(pool, pool_off[t], pool_off[t + 1])
                         sl = hh & mask
                         while table[sl] >= 0:
-                            sl = (sl + np.uint64(1)) & mask
+                            sl = (sl + 1) & mask
                         table[sl] = t
             if b - a == 1:
                 single[seeds[a]] = found
@@ -223,7 +228,7 @@ def _subset_steps(e_off, e_lo, e_hi, e_to, eps_off, eps_to, k, max_states, impor
     return pool, pool_off, trans, table, seeds, gen, m, d
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32), R(int64), int64, int64, tiered=True)
 def _subset_accepting(pool, pool_off, m, accept):  # type: ignore[no-untyped-def]
     accepting = np.zeros(m, dtype=np.bool_)
     for t in range(m):

@@ -25,35 +25,41 @@ States are numbered in the order the kernel allocates them; the kernel stops wit
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba.types import boolean, int64, uint8
 
+from ...runtime.jit import A, R, kernel
 from .flat_ir import AUTOMATON, CHOICE, CLASS, LITERAL, REPEAT, SEQ
+from .hashing import key_slot
 
 N, EPS, TOP, KEYS = range(4)
 """Counters shared with `_loop`: states, epsilon edges, work items, keys in the table."""
 
 
-@njit(cache=True, nogil=True)
+@kernel(A(int64, 2), int64, also=((A(int64), int64), (A(boolean), int64)), tiered=True)
 def _grow(a, need):  # type: ignore[no-untyped-def]
     if need <= a.shape[0]:
         return a
     out = np.empty((max(need, 2 * a.shape[0]),) + a.shape[1:], dtype=a.dtype)
-    out[:a.shape[0]] = a
+    # Element by element: a slice assignment would compile numpy's broadcasting and its
+    # error message formatting into this kernel (most of its cold compile time).
+    old, new = a.reshape(a.size), out.reshape(out.size)
+    for i in range(a.size):
+        new[i] = old[i]
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int64), int64, tiered=True)
 def _slot(keys, key):  # type: ignore[no-untyped-def]
     """The slot of `key` in the open-addressing table `keys` (-1: empty), or the empty slot
     where it goes."""
     mask = keys.shape[0] - 1
-    i = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)) & mask
+    i = key_slot(key, mask)
     while keys[i] != -1 and keys[i] != key:
         i = (i + 1) & mask
     return i
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int64), R(int64, 2), tiered=True)
 def _rehashed(keys, values):  # type: ignore[no-untyped-def]
     grown = np.full(2 * keys.shape[0], -1, dtype=np.int64)
     moved = np.empty((2 * keys.shape[0], 2), dtype=np.int64)
@@ -65,13 +71,14 @@ def _rehashed(keys, values):  # type: ignore[no-untyped-def]
     return grown, moved
 
 
-@njit(cache=True, nogil=True)
+@kernel(int64, R(int64), R(int64), R(int64), tiered=True)
 def _loop_length(node, kind, kid_off, kids):  # type: ignore[no-untyped-def]
     body = kids[kid_off[node]]
     return kid_off[body + 1] - kid_off[body] if kind[body] == SEQ else 1
 
 
-@njit(cache=True, nogil=True)
+@kernel(int64, int64, R(int64), R(int64), R(int64), R(int64, 2), A(int64), A(int64, 2), A(int64,
+        2), A(int64, 2), A(int64), tiered=True)
 def _loop(node, e, kind, kid_off, kids, arg, keys, values, work, eps, cnt):  # type: ignore[no-untyped-def]
     """(head, X entry) of the loop of the separated list (S X)* = `node` ending at e, its
     items queued on first use: head -> e, head -S-> entry -X-> head. Counters in `cnt`; the
@@ -112,7 +119,8 @@ def _loop(node, e, kind, kid_off, kids, arg, keys, values, work, eps, cnt):  # t
     return head, entry
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int64), R(int64), R(int64), R(int64, 2), R(boolean), R(int64), R(int64, 2), R(uint8),
+        R(int64, 2), R(int64), int64, int64, tiered=True)
 def thompson(kind, kid_off, kids, arg, shared, list_off, lists, data, edges, accepting,  # type: ignore[no-untyped-def]
              max_states, counted_from):
     """(n states, edges int64[m, 4] (from, lo, hi, to), epsilon edges int64[p, 2], counted

@@ -1,5 +1,5 @@
 """The `grammask` command line: `demo`, `compile`, `check` and `lint`, for regexes, GBNF and
-Lark grammars, and JSON Schemas (whose handling is in `schema.py`).
+Lark grammars, and JSON Schemas (whose handling is in `schema.py`); `warmup` (`warmup.py`).
 
 Exit status: 0 success, 1 `check` found a text that does not match or `lint` found errors,
 2 bad input (a pattern, grammar or schema that does not compile, a missing or unreadable file,
@@ -63,6 +63,7 @@ from .schema import (
     lint_schema_file,
     schema_options,
 )
+from .warmup import run_warmup
 
 __all__ = ["main"]
 
@@ -244,6 +245,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_warmup(args: argparse.Namespace) -> int:
+    result = run_warmup(show_progress=not args.quiet)
+    if args.quiet:
+        print(result.summary())
+    return 0
+
+
 def _int_from(minimum: int) -> Callable[[str], int]:
     """An argparse type: an integer of at least `minimum`."""
 
@@ -355,6 +363,16 @@ def build_parser() -> argparse.ArgumentParser:
                       " backend (dfa or pushdown), why, and the sizes of its automata")
     add_schema_options(lint, strict=False)
     lint.set_defaults(func=_cmd_lint)
+    warmup = sub.add_parser("warmup", help="compile every Numba kernel now (a one-time cost,"
+                            " cached on disk)",
+                            description="Compile every Numba kernel of grammask now, with a"
+                            " progress bar, and print where the compiled code is cached"
+                            " (NUMBA_CACHE_DIR, else a per-user cache folder: see the README)."
+                            " With an empty cache this takes about a minute; later processes"
+                            " load each kernel from the cache as they first need it.")
+    warmup.add_argument("--quiet", action="store_true",
+                        help="no progress bar; print the summary on stdout")
+    warmup.set_defaults(func=_cmd_warmup)
     return parser
 
 

@@ -13,7 +13,7 @@ from ...runtime.pushdown.token_sets import PushdownTokenSets
 from ..pipeline import precompute_token_sets as precompute
 from ..support.limits import Limits
 
-__all__ = ["precompute_token_sets", "token_sets_line"]
+__all__ = ["ProgressBar", "precompute_token_sets", "token_sets_line"]
 
 _BAR = 30
 
@@ -27,25 +27,38 @@ def precompute_token_sets(compiled: CompiledGrammar, limits: Limits) -> float:
     if isinstance(sets, DFATokenSets):
         precompute(compiled, limits)
         return time.perf_counter() - t0
-    sys.stdout.flush()
-    tty = sys.stderr.isatty()
-    drawn_at, width = 0.0, 0
-
-    def progress(done: int, total: int) -> None:
-        nonlocal drawn_at, width
-        now = time.perf_counter()
-        if done < total and now - drawn_at < 0.1:
-            return
-        filled = _BAR * done // total
-        line = f"token sets [{'#' * filled}{'.' * (_BAR - filled)}] {done:,}/{total:,} states"
-        print("\r" + line, end="", file=sys.stderr, flush=True)
-        drawn_at, width = now, len(line)
-
-    precompute(compiled, limits, progress if tty else None)
+    bar = ProgressBar("token sets", "states")
+    precompute(compiled, limits, bar.update if bar.tty else None)
     seconds = time.perf_counter() - t0
-    summary = f"token sets: {sets.n_computed:,} states computed in {seconds:.2f} s"
-    print(("\r" + summary.ljust(width)) if tty else summary, file=sys.stderr, flush=True)
+    bar.finish(f"token sets: {sets.n_computed:,} states computed in {seconds:.2f} s")
     return seconds
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr, redrawn at most ten times a second, drawn only when
+    stderr is a terminal; `finish` replaces it with a summary line (printed either way)."""
+
+    def __init__(self, label: str, unit: str) -> None:
+        sys.stdout.flush()
+        self.label, self.unit = label, unit
+        self.tty = sys.stderr.isatty()
+        self._drawn_at, self._width = 0.0, 0
+
+    def update(self, done: int, total: int, what: str = "") -> None:
+        """Show `done` of `total` (and `what`, shortened), if it is time to redraw."""
+        now = time.perf_counter()
+        if not self.tty or (done < total and now - self._drawn_at < 0.1):
+            return
+        filled = _BAR * done // max(total, 1)
+        line = (f"{self.label} [{'#' * filled}{'.' * (_BAR - filled)}] {done:,}/{total:,}"
+                f" {self.unit}" + (f" {what[-40:]}" if what else ""))
+        print("\r" + line.ljust(self._width), end="", file=sys.stderr, flush=True)
+        self._drawn_at, self._width = now, len(line)
+
+    def finish(self, summary: str) -> None:
+        """Replace the bar by `summary`."""
+        print(("\r" + summary.ljust(self._width)) if self.tty else summary, file=sys.stderr,
+              flush=True)
 
 
 def token_sets_line(sets: DFATokenSets | PushdownTokenSets, seconds: float) -> str:

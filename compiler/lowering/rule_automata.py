@@ -26,8 +26,9 @@ import threading
 from collections.abc import Callable, Mapping
 
 import numpy as np
-from numba import njit
+from numba.types import int32, int64
 
+from ...runtime.jit import A, R, kernel
 from ...runtime.pushdown.table import PushdownTable
 from ..automata.counted import counted_or_nfa
 from ..automata.dfa import UncheckedDFA, byte_classes, merge_columns, subset_table
@@ -319,7 +320,7 @@ def _common_classes(dfas: list[RuleDFA]) -> np.ndarray:
     return merge_columns(np.stack([d.table.byte_class for d in dfas]))[0]
 
 
-@njit(cache=True, nogil=True)
+@kernel(A(int32, 2), R(int32, 2), R(int32), int64, tiered=True)
 def _place_rows(out, table, columns, base):  # type: ignore[no-untyped-def]
     """out[base + i, c] = table[i, columns[c]] + base (-1 stays -1), for every row i."""
     for i in range(table.shape[0]):

@@ -8,10 +8,12 @@ states from `transitions` or a checked `start` lie in [0, n_states) (a -1 is tes
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba.types import boolean, int32, int64, uint8, uint32
+
+from ..jit import A, R, kernel
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32, 2), R(int32), R(uint8), int64, int64, int64)
 def walk_bytes(transitions, byte_class, data, begin, end, state):  # type: ignore[no-untyped-def]
     """The state after data[begin:end] from `state`, or -1 once dead."""
     s = state
@@ -22,7 +24,7 @@ def walk_bytes(transitions, byte_class, data, begin, end, state):  # type: ignor
     return s
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32, 2), R(int32), int32, R(uint8), R(int64), R(int32), R(int32), int64, A(uint32))
 def trie_token_row(transitions, byte_class, state, data, offsets, lcp, ids, max_len, row):  # type: ignore[no-untyped-def]
     """Set in `row` (uint32 bitmask words) the bit of every trie token whose bytes walk from
     `state` without dying; return how many were set.
@@ -58,7 +60,7 @@ def trie_token_row(transitions, byte_class, state, data, offsets, lcp, ids, max_
     return count
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32, 2), R(int64), R(int64), tiered=True)
 def table_moves(transitions, extra_offsets, extra_to):  # type: ignore[no-untyped-def]
     """(off, to): the moves of state s are to[off[s]:off[s + 1]], its defined entries of
     `transitions` (-1 skipped, columns in order), then the states
@@ -85,7 +87,7 @@ def table_moves(transitions, extra_offsets, extra_to):  # type: ignore[no-untype
     return off, to
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int64), R(int32), R(int64), R(boolean), tiered=True)
 def reach_and_live(off, to, starts, accepting):  # type: ignore[no-untyped-def]
     """(reachable from some state of `starts`, can reach an accepting state) per state, along
     the moves to[off[s]:off[s + 1]] of each state s (`table_moves`)."""
@@ -138,7 +140,7 @@ def reach_and_live(off, to, starts, accepting):  # type: ignore[no-untyped-def]
     return reach, live
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32, 2), R(boolean), int64, tiered=True)
 def reachable_and_live(transitions, accepting, start):  # type: ignore[no-untyped-def]
     """(reachable from start, can reach an accepting state) per state; -1 entries are skipped."""
     n = transitions.shape[0]
@@ -147,7 +149,7 @@ def reachable_and_live(transitions, accepting, start):  # type: ignore[no-untype
     return reach_and_live(off, to, np.full(1, start, dtype=np.int64), accepting)
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32, 2), R(boolean), int64, tiered=True)
 def breadth_first_order(transitions, live, start):  # type: ignore[no-untyped-def]
     """The live states reachable from `start` through live states, in breadth-first order
     (columns in order); int64 array of old state numbers."""

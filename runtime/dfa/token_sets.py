@@ -88,7 +88,7 @@ class DFATokenSets:
         if self.dfa.accepting[state]:
             row |= self.eos_row
             n_allowed += len(self.vocab.eos_token_ids)
-        n_zero, n_base = differing_words(row, self.base_row)
+        n_zero, n_base = differing_words(words, self.base_row.view(np.uint32))
         if min(n_zero, n_base) > self.max_patch_words:
             return StateTokens(self._shared_row(row), immutable(np.zeros(0, np.intp)),
                                immutable(np.zeros(0, np.int32)), int(n_allowed))
@@ -99,7 +99,7 @@ class DFATokenSets:
     def _shared_row(self, row: np.ndarray) -> np.ndarray:
         """`row` as an immutable array, the one already stored if an equal row is (many states
         of a grammar accept the very same tokens)."""
-        key = int(array_hash(row))
+        key = int(array_hash(row.view(np.uint32)))
         for stored in self._own_rows.get(key, ()):
             if np.array_equal(stored, row):
                 return stored

@@ -11,12 +11,14 @@ range; bit sets of bytes are uint64[., 4].
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba.types import boolean, int32, int64, uint64
 
 from ..csr import csr_order
+from ..jit import A, R, kernel
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32), R(int32, 2), R(int32), R(int32), R(int32), R(int32), R(int32), boolean,
+        tiered=True)
 def _index_errors(byte_class, transitions, call_offsets, call_rule, call_next, state_rule,  # type: ignore[no-untyped-def]
                   rule_start, scan_transitions):
     """The number (1-7) of the first index check that fails, in the order of
@@ -52,7 +54,7 @@ def _index_errors(byte_class, transitions, call_offsets, call_rule, call_next, s
     return 0
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32), R(int32, 2), R(int32), R(int32), R(int32), R(int32), R(int32), tiered=True)
 def checked_moves(byte_class, transitions, call_offsets, call_rule, call_next, state_rule,  # type: ignore[no-untyped-def]
                   rule_start):
     """(failed, leaving, off, to, bits) of a pushdown table, in one pass over `transitions`:
@@ -107,7 +109,8 @@ def checked_moves(byte_class, transitions, call_offsets, call_rule, call_next, s
     return 0, leaving, off, to[:m], bits
 
 
-@njit(cache=True, nogil=True)
+@kernel(A(boolean), R(int64), R(int32), R(int32), R(int32), R(int64), R(int64), R(int64), R(int64),
+        tiered=True)
 def _ends(ends, src, callee, nxt, rstart, by_next, next_order, by_start, start_order):  # type: ignore[no-untyped-def]
     """Close `ends` under: ends[src[e]] if ends[nxt[e]] and ends[rstart[callee[e]]]."""
     n = len(ends)
@@ -142,7 +145,7 @@ def ends_fixpoint(accepting: np.ndarray, src: np.ndarray, callee: np.ndarray, nx
                  by_start[0], by_start[1])
 
 
-@njit(cache=True, nogil=True)
+@kernel(A(uint64, 2), R(int64), R(int64), R(int64), tiered=True)
 def _propagate(values, offsets, order, targets):  # type: ignore[no-untyped-def]
     n, w = values.shape
     queued = np.ones(n, dtype=np.bool_)

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba.types import Tuple, boolean, int32, int64, uint8
 
+from ..jit import A, R, kernel
 from ..run_limits import RuntimeLimits
 
 OVERFLOW = -1
@@ -125,15 +126,20 @@ class EarleyArrays:
         return int(self.items.nbytes + self.sets.nbytes + self.per_state.nbytes)
 
 
-# Every kernel here and in `kernels.py` runs without Numba's reference counting
-# (_nrt=False: they only read and write arrays they are given, never allocate) and the inner
-# steps are inlined: with reference counting, each array passed or unpacked costs an atomic
-# update, and one byte's step would cost ~200 ns instead of ~10 ns.
-KERNEL = dict(cache=True, nogil=True, _nrt=False)
-STEP = dict(KERNEL, inline="always")
+# Every kernel here and in `kernels.py` runs without Numba's reference counting (nrt=False:
+# they only read and write arrays they are given, never allocate): with reference counting,
+# each array passed or unpacked costs an atomic update, and one byte's step would cost ~200 ns
+# instead of ~10 ns. The steps are kernels of their own, not inlined into each caller at
+# Numba's level (LLVM still inlines them where it pays): inlining compiled each step once per
+# caller, a third of the cold compile time of the pushdown runtime, for no measurable speed.
+GRAMMAR = Tuple((R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32),
+                 R(int32), R(boolean)))
+"""The type of `g`, the table's arrays (read-only)."""
+ENGINE = Tuple((A(int32, 2), A(int32, 2), A(int64, 2), A(int64)))
+"""The type of `e`, an `EarleyArrays` (written)."""
 
 
-@njit(**STEP)
+@kernel(A(int32, 2), A(int64, 2), A(int64), int64, int64, nrt=False)
 def add_item(items, per_state, counters, s, origin):  # type: ignore[no-untyped-def]
     """Add item (s, origin) to the set being built: 1 added, 0 already there, OVERFLOW."""
     counters[WORK] += 1
@@ -160,7 +166,8 @@ def add_item(items, per_state, counters, s, origin):  # type: ignore[no-untyped-
     return 1
 
 
-@njit(**STEP)
+@kernel(R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32), R(boolean), A(int32, 2),
+        A(int32, 2), A(int64, 2), A(int64), int64, nrt=False)
 def close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, k):  # type: ignore[no-untyped-def]
     """Predict and complete over set k (items from sets[k, 0] up to the end); set its popped
     flag and return it, or OVERFLOW."""
@@ -194,7 +201,8 @@ def close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per
     return popped
 
 
-@njit(**STEP)
+@kernel(R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32), R(boolean), A(int32, 2),
+        A(int32, 2), A(int64, 2), A(int64), int32, nrt=False)
 def start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, state):  # type: ignore[no-untyped-def]
     if sets.shape[0] < 2:
         return OVERFLOW
@@ -212,7 +220,8 @@ def start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, pe
     return 1
 
 
-@njit(**STEP)
+@kernel(R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),
+        R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), uint8, nrt=False)
 def push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,  # type: ignore[no-untyped-def]
               counters, b):
     k = counters[N_SETS]
@@ -256,7 +265,7 @@ def push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, s
     return 1
 
 
-@njit(**KERNEL)
+@kernel(GRAMMAR, ENGINE, int32, nrt=False)
 def earley_start(g, e, state):  # type: ignore[no-untyped-def]
     """Reset to set 0 = the closure of the root item (state, -1); 1 or OVERFLOW."""
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
@@ -266,7 +275,7 @@ def earley_start(g, e, state):  # type: ignore[no-untyped-def]
                       per_state, counters, state)
 
 
-@njit(**KERNEL)
+@kernel(GRAMMAR, ENGINE, uint8, nrt=False)
 def push_byte(g, e, b):  # type: ignore[no-untyped-def]
     """Build the set after byte `b`: 1 if some item survives, 0 if none does (nothing
     changes), OVERFLOW (nothing changes)."""
@@ -277,7 +286,7 @@ def push_byte(g, e, b):  # type: ignore[no-untyped-def]
                      per_state, counters, b)
 
 
-@njit(**KERNEL)
+@kernel(GRAMMAR, ENGINE, R(uint8), int64, int64, nrt=False)
 def push_bytes(g, e, data, begin, end):  # type: ignore[no-untyped-def]
     """Push data[begin:end] all or nothing: 1 if all survive, 0 if not, OVERFLOW; on 0 and
     OVERFLOW the sets are as before."""
@@ -294,7 +303,7 @@ def push_bytes(g, e, data, begin, end):  # type: ignore[no-untyped-def]
     return 1
 
 
-@njit(**KERNEL)
+@kernel(GRAMMAR, ENGINE, A(boolean), nrt=False)
 def next_bytes(g, e, out):  # type: ignore[no-untyped-def]
     """Mark in bool[256] `out` the bytes that some item of the last set can scan; return how
     many."""

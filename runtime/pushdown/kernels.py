@@ -18,17 +18,18 @@ positions lie in its arrays (written by `PushdownTokenSets` before the entry's s
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba.types import Tuple, boolean, int32, int64, uint8, uint32
 
+from ..jit import A, R, kernel
 from .earley import (
+    ENGINE,
     GEN,
-    KERNEL,
+    GRAMMAR,
     MARK,
     N_ITEMS,
     N_SETS,
     OVERFLOW,
     SCANNED,
-    STEP,
     WORK,
     add_item,
     close_set,
@@ -42,7 +43,7 @@ ZERO, BASE, OWN = 0, 1, 2
 NEED = -2
 
 
-@njit(**STEP)
+@kernel(R(int32), R(int32, 2), R(int32, 2), R(int64), A(int64, 2), int64, nrt=False)
 def _note_chain(coff, items, sets, counters, chain, p):  # type: ignore[no-untyped-def]
     """Record in chain[p] whether the materialized set p is the closure of one scanned item
     whose state calls no rule: (state, origin, item slot), or state -1."""
@@ -56,7 +57,8 @@ def _note_chain(coff, items, sets, counters, chain, p):  # type: ignore[no-untyp
         chain[p, 0] = -1
 
 
-@njit(**STEP)
+@kernel(R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32), R(boolean), A(int32, 2),
+        A(int32, 2), A(int64, 2), A(int64), R(int64, 2), int64, boolean, nrt=False)
 def _chain_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,  # type: ignore[no-untyped-def]
                counters, chain, p, closed):
     """Write set p of a chain: its one item, with its closure when `closed`; OVERFLOW or 1."""
@@ -83,7 +85,9 @@ def _chain_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, pe
     return 1
 
 
-@njit(**KERNEL)
+@kernel(GRAMMAR, ENGINE, int32, R(boolean, 2), Tuple((R(uint8), R(int64), R(int32), A(int32),
+        R(int32), R(uint8), R(int64), R(int32), A(int32), R(int32), A(int32))), R(int64, 2),
+        A(boolean), A(int64, 2), A(uint32), A(int32), nrt=False)
 def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, uncertain):  # type: ignore[no-untyped-def]
     """Walk the tokens of `slices` from root item (state, -1): set accepted tokens' bits in
     `row` (uint32 words), write the uncertain ones' positions in the first trie to `uncertain`
@@ -187,7 +191,7 @@ def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, unce
     return n_acc, n_unc
 
 
-@njit(**STEP)
+@kernel(R(int64, 2), R(uint32, 2), R(uint32), R(uint32, 2), int32, A(uint32), nrt=False)
 def _state_row(meta, dense, base, patches, s, out):  # type: ignore[no-untyped-def]
     kind = meta[s, DEFAULT]
     if kind == OWN:
@@ -204,7 +208,9 @@ def _state_row(meta, dense, base, patches, s, out):  # type: ignore[no-untyped-d
         out[patches[j, 0]] = patches[j, 1]
 
 
-@njit(**KERNEL)
+@kernel(GRAMMAR, ENGINE, Tuple((A(int64, 2), A(uint32, 2), A(uint32), A(uint32, 2), A(int32))),
+        Tuple((R(uint8), R(int64), R(int32))), R(int64), A(uint32), A(uint32), A(int32), A(int32),
+        nrt=False)
 def fill_mask(g, e, store, trie, eos_ids, row, scratch, cand, merged):  # type: ignore[no-untyped-def]
     """Write the allowed next tokens of the last set into `row` (uint32 words): 0 on success,
     NEED - s when state s has no token set yet, OVERFLOW when `e` must grow (sets unchanged),
@@ -268,7 +274,7 @@ def fill_mask(g, e, store, trie, eos_ids, row, scratch, cand, merged):  # type: 
     return 0
 
 
-@njit(**STEP)
+@kernel(A(int32), int64, R(int32), int64, int64, A(int32), nrt=False)
 def _merge(cand, n, store, b0, n_new, merged):  # type: ignore[no-untyped-def]
     """cand[:n] ∪ store[b0:b0 + n_new] (both ascending) into cand; return the new length."""
     i = 0
@@ -292,7 +298,9 @@ def _merge(cand, n, store, b0, n_new, merged):  # type: ignore[no-untyped-def]
     return m
 
 
-@njit(**STEP)
+@kernel(R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),
+        R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), R(int32), int64, R(uint8),
+        R(int64), R(int32), A(uint32), nrt=False)
 def _check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,  # type: ignore[no-untyped-def]
                       per_state, counters, cand, n, data, offsets, ids, row):
     """Set the bits of the candidate tokens (trie positions cand[:n], ascending) whose bytes

@@ -133,7 +133,7 @@ class PushdownTable:
                 "rule_start[r] must be a state of rule r")[failed - 1])
         if leaving:
             raise ValueError(f"{leaving} moves (byte or call) leave their rule")
-        reach, live = reach_and_live(off, to, self.rule_start, self.accepting)
+        reach, live = reach_and_live(off, to, self.rule_start.astype(np.int64), self.accepting)
         if not reach.all():
             raise ValueError(f"not trimmed: {n - int(reach.sum())} states unreachable")
         if not live.all():

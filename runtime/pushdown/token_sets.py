@@ -233,7 +233,7 @@ class PushdownTokenSets:
         one rule often share their uncertain tokens, so an equal list is stored once."""
         if not len(uncertain):
             return 0
-        key = int(array_hash(uncertain))
+        key = int(array_hash(uncertain.view(np.uint32)))
         store = self._unc_store
         for begin in self._unc_index.get(key, ()):
             if np.array_equal(store[begin:begin + len(uncertain)], uncertain):

@@ -21,9 +21,10 @@ import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
+from numba.types import int32, int64, uint8
 
 from ..arrays import checked_array
+from ..jit import A, R, kernel
 from .spelling import TokenSpelling, token_spelling
 from .vocabulary import Vocabulary
 
@@ -98,7 +99,7 @@ class TokenTrie:
                    max_len=int(sizes.max()) if len(sizes) else 0)
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(uint8), R(int64), R(int32))
 def _sorted_with_prefixes(data: np.ndarray, offsets: np.ndarray, lcp: np.ndarray) -> bool:
     """Whether the tokens ascend by their bytes and lcp holds their exact common prefixes
     (offsets already checked to run from 0 to len(data), strictly increasing)."""
@@ -119,7 +120,7 @@ def _sorted_with_prefixes(data: np.ndarray, offsets: np.ndarray, lcp: np.ndarray
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(uint8), R(int64))
 def common_prefix_lengths(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """`lcp` of the tokens data[offsets[i]:offsets[i + 1]], in their order."""
     m = len(offsets) - 1
@@ -135,7 +136,7 @@ def common_prefix_lengths(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 # Without reference counting, like the Earley kernels it serves: it allocates nothing.
-@njit(cache=True, nogil=True, _nrt=False)
+@kernel(R(int32), A(int32), nrt=False)
 def next_shorter_prefix(lcp, out):  # type: ignore[no-untyped-def]
     """out[i] = the first j > i with lcp[j] < lcp[i] (len(lcp) if none): every token from i up
     to it starts with the first lcp[i] bytes of token i - 1, so once a walk rejected a prefix of

@@ -35,7 +35,6 @@ def test_differing_words_and_patches_match_numpy(values: list[int], rng) -> None
 def test_array_hash_is_a_function_of_the_elements(values: list[int], at: int, bit: int) -> None:
     words = np.array(values, dtype=np.uint32)
     assert array_hash(words) == array_hash(words.copy())
-    assert array_hash(words.view(np.int32)) == array_hash(words)
     flipped = words.copy()
     flipped[at % len(words)] ^= np.uint32(1 << bit)
     # Each lane step and the final combination are bijections of the changed lane's value, so
@@ -51,7 +50,7 @@ def test_known_row_and_slices_match_the_plain_forms(good_list: list[bool], per_b
     good = np.array(good_list, dtype=np.bool_)
     starts = np.concatenate(([0], np.cumsum(per_byte))).astype(np.int64)
     n = int(starts[-1])
-    ids = np.random.default_rng(n).permutation(max(n, 1) * 3)[:n].astype(np.int64)
+    ids = np.random.default_rng(n).permutation(max(n, 1) * 3)[:n].astype(np.int32)
     full = np.zeros(max(1, (3 * max(n, 1) + 31) // 32), dtype=np.uint32)
     for t in ids:
         full[t >> 5] |= np.uint32(1) << np.uint32(t & 31)

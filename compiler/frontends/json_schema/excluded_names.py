@@ -26,9 +26,10 @@ import re
 from collections.abc import Iterable
 
 import numpy as np
-from numba import njit
+from numba.types import boolean, int32, int64
 
 from ....runtime.dfa.table import DFATable
+from ....runtime.jit import A, R, kernel
 from ...automata.language_ops import interned
 from ...automata.minimize import minimize_table
 from ...support.caches import memo
@@ -44,7 +45,7 @@ _ESCAPE_BYTES = np.frombuffer(b'\\u"/bfnrt0123456789abcdefABCDEF', dtype=np.uint
 """Bytes of escapes: each is a column of its own, as are the bytes of the names."""
 
 
-@njit(cache=True, nogil=True)
+@kernel(int64, int64, R(int64), A(int64), A(boolean), tiered=True)
 def _spelling(c, form, short, sym, hexp):  # type: ignore[no-untyped-def]
     """Write spelling `form` (0 raw, 1 short escape, 2 `\\u`) of code point c into sym/hexp
     (hexp: a hex digit position, sym its value); return its length, 0 if c has no such form."""
@@ -86,7 +87,7 @@ def _spelling(c, form, short, sym, hexp):  # type: ignore[no-untyped-def]
     return 6 * units
 
 
-@njit(cache=True, nogil=True)
+@kernel(int64, boolean, boolean, tiered=True)
 def _byte(symbol, is_hex, upper):  # type: ignore[no-untyped-def]
     """The byte of a spelling symbol: itself, or the hex digit `symbol` in lower or upper case."""
     if not is_hex:
@@ -96,7 +97,7 @@ def _byte(symbol, is_hex, upper):  # type: ignore[no-untyped-def]
     return (0x41 if upper else 0x61) + symbol - 10
 
 
-@njit(cache=True, nogil=True)
+@kernel(A(int32, 2), A(int64), int64, int64, R(int32, 2), R(int64), tiered=True)
 def _state(out, of_k, m, a, k_table, k_column):  # type: ignore[no-untyped-def]
     """Grow the tables if full and add state m whose other bytes follow K from state a."""
     if m == out.shape[0]:
@@ -112,7 +113,8 @@ def _state(out, of_k, m, a, k_table, k_column):  # type: ignore[no-untyped-def]
     return out, of_k
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32, 2), R(int32), int64, R(int32), R(int64), R(int32), R(int64), R(int64), int64,
+        tiered=True)
 def _without_names(k_table, k_class, k_start, column, k_column, cps, offsets, short,  # type: ignore[no-untyped-def]
                    max_states):
     """(table int32[m, columns], number of K's copied states, start) of the construction in
@@ -146,7 +148,7 @@ def _without_names(k_table, k_class, k_start, column, k_column, cps, offsets, sh
         alive = True
         for i in range(offsets[w], offsets[w + 1]):
             c = np.int64(cps[i])
-            key = cur * 0x110000 + c
+            key = np.int64(cur) * 0x110000 + c
             nxt = children[key] if key in children else np.int64(-1)
             if nxt < 0:
                 n = _spelling(c, 0 if c >= 0x20 and c != 0x22 and c != 0x5C else 2, short,

@@ -38,10 +38,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba.types import boolean, int32, int64
 
 from ....runtime.csr import csr_order
 from ....runtime.dfa.table import DFATable
+from ....runtime.jit import R, kernel
 from ...automata.dfa import trim
 from ...automata.language_ops import as_dfa, difference, intersect
 from ...automata.minimize import minimize
@@ -91,7 +92,7 @@ def _closure(frontier: np.ndarray, moves: np.ndarray, completes: np.ndarray) -> 
     return np.flatnonzero(seen)
 
 
-@njit(cache=True, nogil=True)
+@kernel(R(int32, 2), R(boolean, 2), R(boolean), int64, tiered=True)
 def _completion_lengths(moves, completes, accepting, cap):  # type: ignore[no-untyped-def]
     """(shortest, longest): per state, the fewest and the most characters (`completes` moves)
     read from it to acceptance, longest capped at `cap` (reached when unbounded); -1 in both

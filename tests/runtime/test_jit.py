@@ -1,0 +1,81 @@
+"""Every kernel has its declared signatures and no other, and `grammask warmup` lists them all."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from grammask.compiler.cli.main import main
+from grammask.compiler.cli.warmup import COMPILER_KERNEL_MODULES
+from grammask.runtime.jit import RUNTIME_KERNEL_MODULES, declared, warm_up
+from grammask.runtime.row_kernels import array_hash
+
+from ..support.compile_digests import digests
+from ..support.paths import ROOT
+
+MODULES = (*RUNTIME_KERNEL_MODULES, *COMPILER_KERNEL_MODULES)
+
+
+def _module(path) -> str:  # type: ignore[no-untyped-def]
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return "grammask." + ".".join(parts)
+
+
+def test_every_kernel_module_is_listed_and_numba_is_only_used_through_kernel() -> None:
+    defining = set()
+    for folder in ("runtime", "compiler"):
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            if re.search(r"^@kernel\(", text, re.M):
+                defining.add(_module(path))
+            if path.name != "jit.py":
+                assert not re.search(r"\bnjit\b|@jit\b|numba\.jit", text), \
+                    f"{path}: declare kernels with runtime.jit.kernel"
+    assert defining == set(MODULES)
+
+
+def test_warm_up_compiles_exactly_the_declared_signatures() -> None:
+    n = warm_up(MODULES)
+    kernels = declared()
+    assert n == len(kernels) >= 60
+    for k in kernels:
+        assert len(k.signatures) == len(k.declared_signatures), k.py_func.__qualname__
+
+
+def test_a_call_that_would_need_another_signature_is_refused() -> None:
+    words = np.arange(8, dtype=np.uint32)
+    readonly = words.copy()
+    readonly.flags.writeable = False
+    assert array_hash(words) == array_hash(readonly)  # writable converts to read-only
+    with pytest.raises(TypeError, match="No matching definition"):
+        array_hash(words.astype(np.int64))
+    assert len(array_hash.signatures) == 1
+
+
+def test_warmup_command_reports_kernels_and_cache(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["warmup", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(rf"grammask warmup: {len(declared())} kernels ready in [0-9.]+ s", out)
+    assert "cache: " in out
+
+
+def test_kernels_run_as_python_give_what_compiled_kernels_give(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A fresh process with an empty cache and no limit on running as Python compiles the
+    inputs of `compile_digests` with every tiered kernel as Python; the tables must be the
+    very ones this process builds with the kernels compiled."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "GRAMMASK_JIT_INTERPRET_S": "1e9",
+           "GRAMMASK_JIT_INTERPRET_ELEMENTS": "1e12"}
+    proc = subprocess.run([sys.executable, "-m", "tests.support.compile_digests"], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    child = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert child["compiled"] == []
+    warm_up(MODULES)
+    here = digests()
+    assert child["digests"] == here
+    assert sum(not d.startswith("error") for d in here.values()) >= 40
