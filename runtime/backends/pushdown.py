@@ -39,8 +39,6 @@ class PushdownBackend:
         self._token_data = spelling.data
         self._token_offsets = spelling.offsets
         self._scratch = np.zeros(self._sets.n_words, dtype=np.uint32)
-        self._cand = np.zeros(64, dtype=np.int32)
-        self._merged = np.zeros(64, dtype=np.int32)
         self._earley = EarleyArrays.empty(table.n_states)
         self.set_limits(limits)
         self._earley.run(limits, "the start", earley_start, self._g,
@@ -56,14 +54,10 @@ class PushdownBackend:
         while True:
             r = self._earley.run(self._limits, "fill_next_token_bitmask", fill_mask, self._g,
                                  sets.snapshot, sets.trie_args, sets.eos_ids, words,
-                                 self._scratch, self._cand, self._merged)
+                                 self._scratch)
             if r == 0:
                 return
-            if r > 0:
-                self._cand = np.zeros(2 * r, dtype=np.int32)
-                self._merged = np.zeros(2 * r, dtype=np.int32)
-            else:
-                sets.get(NEED - r)
+            sets.get(NEED - r)
 
     def _push(self, data: np.ndarray, begin: int, end: int, what: str) -> bool:
         """Push data[begin:end] all or nothing, within the limits."""
@@ -94,8 +88,6 @@ class PushdownBackend:
         other = copy.copy(self)
         other._earley = self._earley.copy()
         other._scratch = np.zeros_like(self._scratch)
-        other._cand = np.zeros_like(self._cand)
-        other._merged = np.zeros_like(self._merged)
         return other
 
     def jump_forward_bytes(self, max_bytes: int) -> bytes:

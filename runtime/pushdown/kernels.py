@@ -8,7 +8,8 @@ byte that can follow the rule: only the real stack can tell) or rejected (everyt
 `fill_mask` ORs the accepted rows of the live states of the last Earley set and checks each
 uncertain token by pushing its bytes on the real sets, sharing prefixes between neighbours in
 trie order. Argument groups `g` and `e` are those of `earley.py`; `store` is the token-set store
-of `PushdownTokenSets` (see there); `trie` = (data, offsets, ids) of a `TokenTrie`. Besides the
+of `PushdownTokenSets` (see there); `trie` = (data, offsets, ids, lcp, skip) of a `TokenTrie`
+(`skip`: `next_shorter_prefix` of its lcp). Besides the
 table and trie invariants, the kernels rely on their callers for buffer sizes: `row` and
 `scratch` have exactly the bitmask's words and cover every trie id and EOS id (the matcher's
 bitmask check, `TokenTrie.check_ids`, `Vocabulary`), `popok` and `chain` have `max_len + 2`
@@ -36,6 +37,9 @@ from .earley import (
     push_step,
     start_step,
 )
+
+TRIE = Tuple((R(uint8), R(int64), R(int32), R(int32), R(int32)))
+"""The type of `trie`."""
 
 # Columns of the store's per-state metadata.
 STATUS, DEFAULT, SLOT, PATCH_BEGIN, PATCH_LEN, UNC_BEGIN, UNC_LEN = range(7)
@@ -209,22 +213,20 @@ def _state_row(meta, dense, base, patches, s, out):  # type: ignore[no-untyped-d
 
 
 @kernel(GRAMMAR, ENGINE, Tuple((A(int64, 2), A(uint32, 2), A(uint32), A(uint32, 2), A(int32))),
-        Tuple((R(uint8), R(int64), R(int32))), R(int64), A(uint32), A(uint32), A(int32), A(int32),
-        nrt=False)
-def fill_mask(g, e, store, trie, eos_ids, row, scratch, cand, merged):  # type: ignore[no-untyped-def]
+        TRIE, R(int64), A(uint32), A(uint32), nrt=False)
+def fill_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-untyped-def]
     """Write the allowed next tokens of the last set into `row` (uint32 words): 0 on success,
-    NEED - s when state s has no token set yet, OVERFLOW when `e` must grow (sets unchanged),
-    or a positive size when the int32 buffers `cand` and `merged` must be at least that long."""
+    NEED - s when state s has no token set yet, OVERFLOW when `e` must grow (sets unchanged).
+    The rows of the live states are ORed first, then each state's uncertain tokens are checked
+    straight from the store (a token in several lists is checked again only while rejected)."""
     meta, dense, base, patches, uncertain_store = store
-    data, offsets, ids = trie
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
     items, sets, per_state, counters = e
     counters[WORK] = 0
     k = counters[N_SETS] - 1
-    counters[MARK] += 1
+    # Three marks per fill (live, row done, candidates done), none equal to an earlier fill's.
+    counters[MARK] += 3
     mark = counters[MARK]
-    n_kernel = 0
-    n_cand = 0
     for i in range(sets[k, 0], sets[k + 1, 0]):
         s = items[i, 0]
         if items[i, 1] == k or per_state[s, 2] == mark:
@@ -232,12 +234,7 @@ def fill_mask(g, e, store, trie, eos_ids, row, scratch, cand, merged):  # type: 
         if meta[s, STATUS] < 0:
             return NEED - s
         per_state[s, 2] = mark
-        n_kernel += 1
-        n_cand += meta[s, UNC_LEN]
-    if n_cand > len(cand):
-        return n_cand
     n_kernel = 0
-    n = 0
     for i in range(sets[k, 0], sets[k + 1, 0]):
         s = items[i, 0]
         if per_state[s, 2] != mark:
@@ -249,68 +246,51 @@ def fill_mask(g, e, store, trie, eos_ids, row, scratch, cand, merged):  # type: 
             _state_row(meta, dense, base, patches, s, scratch)
             for w in range(len(row)):
                 row[w] |= scratch[w]
-        b0 = meta[s, UNC_BEGIN]
-        n_new = meta[s, UNC_LEN]
-        if n_new:
-            if n == 0:
-                for j in range(n_new):
-                    cand[j] = uncertain_store[b0 + j]
-                n = n_new
-            else:
-                n = _merge(cand, n, uncertain_store, b0, n_new, merged)
         n_kernel += 1
     if n_kernel == 0:
         for w in range(len(row)):
             row[w] = 0
-    if n:
-        r = _check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items,
-                              sets, per_state, counters, cand, n, data, offsets, ids, row)
-        counters[N_SETS] = k + 1
-        if r == OVERFLOW:
-            return OVERFLOW
+    for i in range(sets[k, 0], sets[k + 1, 0]):
+        s = items[i, 0]
+        if per_state[s, 2] != mark - 1:
+            continue
+        per_state[s, 2] = mark - 2
+        b0 = meta[s, UNC_BEGIN]
+        n = meta[s, UNC_LEN]
+        if n:
+            r = _check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable,
+                                  items, sets, per_state, counters, uncertain_store[b0:b0 + n],
+                                  n, trie, row)
+            counters[N_SETS] = k + 1
+            if r == OVERFLOW:
+                return OVERFLOW
     if sets[k, 1] == 1:
         for t in eos_ids:
             row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
     return 0
 
 
-@kernel(A(int32), int64, R(int32), int64, int64, A(int32), nrt=False)
-def _merge(cand, n, store, b0, n_new, merged):  # type: ignore[no-untyped-def]
-    """cand[:n] ∪ store[b0:b0 + n_new] (both ascending) into cand; return the new length."""
-    i = 0
-    j = 0
-    m = 0
-    while i < n or j < n_new:
-        if j >= n_new or (i < n and cand[i] < store[b0 + j]):
-            v = cand[i]
-            i += 1
-        elif i >= n or store[b0 + j] < cand[i]:
-            v = store[b0 + j]
-            j += 1
-        else:
-            v = cand[i]
-            i += 1
-            j += 1
-        merged[m] = v
-        m += 1
-    for x in range(m):
-        cand[x] = merged[x]
-    return m
-
-
 @kernel(R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),
-        R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), R(int32), int64, R(uint8),
-        R(int64), R(int32), A(uint32), nrt=False)
+        R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), R(int32), int64,
+        TRIE, A(uint32), nrt=False)
 def _check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,  # type: ignore[no-untyped-def]
-                      per_state, counters, cand, n, data, offsets, ids, row):
+                      per_state, counters, cand, n, trie, row):
     """Set the bits of the candidate tokens (trie positions cand[:n], ascending) whose bytes
-    the real sets accept; consecutive candidates share the sets of their common prefix."""
+    the real sets accept; consecutive candidates share the sets of their common prefix. Once
+    a candidate dies at byte `dead`, every trie token sharing its first dead + 1 bytes dies
+    too: the trie's skip chain finds where they end and a binary search the next candidate
+    past them (after a JSON value, tens of thousands of candidates start with a space and a
+    letter: one step per distinct two-byte prefix instead of one per token)."""
+    data, offsets, ids, lcp, skip = trie
+    m = len(ids)
     base_sets = counters[N_SETS]
     prev = -1
     depth = 0
     dead = -1
-    for x in range(n):
+    x = 0
+    while x < n:
         c = cand[x]
+        x += 1
         t = ids[c]
         if row[t >> 5] & (np.uint32(1) << np.uint32(t & 31)):
             continue
@@ -343,5 +323,17 @@ def _check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, 
         prev = c
         if dead < 0:
             row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+            continue
+        end = c + 1
+        while end < m and lcp[end] > dead:
+            end = skip[end]
+        lo, hi = x, n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if cand[mid] < end:
+                lo = mid + 1
+            else:
+                hi = mid
+        x = lo
     counters[N_SETS] = base_sets
     return 0

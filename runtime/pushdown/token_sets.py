@@ -126,7 +126,8 @@ class PushdownTokenSets:
         self.g = (table.transitions, table.byte_class, table.accepting, table.call_offsets,
                   table.call_rule, table.call_next, table.state_rule, table.rule_start,
                   table.nullable)
-        self.trie_args = (self.trie.data, self.trie.offsets, self.trie.ids)
+        self.trie_args = (self.trie.data, self.trie.offsets, self.trie.ids, self.trie.lcp,
+                          self.skip)
         meta = np.zeros((table.n_states, 7), dtype=np.int64)
         meta[:, STATUS] = -1
         self._n = {"dense": 0, "patches": 0, "uncertain": 0}
