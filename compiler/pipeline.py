@@ -17,6 +17,7 @@ from ..runtime.dfa.token_sets import DFATokenSets
 from ..runtime.pushdown.table import PushdownTable
 from ..runtime.vocab.vocabulary import Vocabulary
 from .automata.build import check_table_bytes, grammar_dfa
+from .automata.flat_ir import NO_INLINE
 from .frontends.json_schema import JsonSchemaOptions, schema_to_grammar
 from .frontends.lazy import lazy_grammar
 from .frontends.parsed import Parsed
@@ -64,14 +65,16 @@ def compile_ir(
     precompute: bool = False,
     notes: tuple[str, ...] = (),
     named_tokens: tuple[int, ...] = (),
+    inline: Mapping[str, Node] = NO_INLINE,
 ) -> CompiledGrammar:
     """Compile an IR expression against `vocab`; token sets are lazy unless `precompute`.
     `named_tokens` are the text tokens its spellings read as references
-    (`lowering.tokens.resolve_tokens`)."""
+    (`lowering.tokens.resolve_tokens`); the references in `node` stand for the bodies `inline`
+    gives them (`lowering.regular.inline_regular`)."""
     if not isinstance(vocab, Vocabulary):
         raise TypeError(f"vocab must be a grammask.runtime.Vocabulary, got {type(vocab).__name__}")
     with compile_deadline(limits):
-        dfa = grammar_dfa(node, limits)
+        dfa = grammar_dfa(node, limits, inline)
         if dfa.is_empty_language:
             raise GrammarError(
                 "the language is empty: no string matches, so no token could ever be allowed",
@@ -182,9 +185,10 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
             (", ..." if len(marked) > 3 else "") + ")"
     elif cycle is None:
         try:
-            return compile_ir(inline_regular(grammar), vocab, source=source,
+            root, rules = inline_regular(grammar)
+            return compile_ir(root, vocab, source=source,
                               limits=limits if kind == "dfa" else _inlining(limits),
-                              precompute=precompute, named_tokens=named,
+                              precompute=precompute, named_tokens=named, inline=rules,
                               notes=("dfa: no rule reachable from the start is recursive",))
         except BudgetExceeded as exc:
             if kind == "dfa" or deadline.expired():

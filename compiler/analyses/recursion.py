@@ -136,4 +136,5 @@ def analyse_regularity(grammar: Grammar, limits: Limits) -> list[Diagnostic]:
 
 
 def _compile(grammar: Grammar, limits: Limits) -> DFATable:
-    return ir_to_dfa(inline_regular(grammar), limits)
+    root, rules = inline_regular(grammar)
+    return ir_to_dfa(root, limits, rules)

@@ -8,6 +8,8 @@ it is trimmed but not always minimal. Every step checks the compile deadline.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ...runtime.dfa.table import DFATable
 from ..ir.nodes import Node
 from ..support import deadline
@@ -15,23 +17,26 @@ from ..support.deadline import compile_deadline
 from ..support.limits import DEFAULT_LIMITS, Limits
 from .counted import counted_or_nfa
 from .dfa import byte_classes, subset_table
-from .flat_ir import flatten
+from .flat_ir import NO_INLINE, flatten
 from .minimize import minimize_table
 from .nfa import NFA, build_nfa
 
 
-def ir_to_dfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> DFATable:
-    """The minimal trimmed DFA of an IR expression."""
+def ir_to_dfa(node: Node, limits: Limits = DEFAULT_LIMITS,
+              inline: Mapping[str, Node] = NO_INLINE) -> DFATable:
+    """The minimal trimmed DFA of an IR expression (its references standing for the bodies
+    `inline` gives them, `lowering.regular.inline_regular`)."""
     with compile_deadline(limits):
-        return minimal_dfa(build_nfa(node, limits), limits)
+        return minimal_dfa(build_nfa(node, limits, inline=inline), limits)
 
 
-def grammar_dfa(node: Node, limits: Limits = DEFAULT_LIMITS) -> DFATable:
+def grammar_dfa(node: Node, limits: Limits = DEFAULT_LIMITS,
+                inline: Mapping[str, Node] = NO_INLINE) -> DFATable:
     """The trimmed DFA of an IR expression for a compiled grammar: bounded repetitions of
     one-byte classes counted where their counts can be told apart (`counted.py`; then not
     always minimal), else `ir_to_dfa`'s minimal DFA."""
     with compile_deadline(limits):
-        built = counted_or_nfa(flatten(node, limits, {}), limits)
+        built = counted_or_nfa(flatten(node, limits, {}, inline), limits)
         if isinstance(built, NFA):
             return minimal_dfa(built, limits)
         check_table_bytes(built.transitions.nbytes, limits, "DFA transition table")

@@ -25,7 +25,7 @@ The construction itself is the kernel of `thompson.py`, over the arrays of `flat
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +34,7 @@ from ...runtime.csr import csr_order
 from ..ir.nodes import Node
 from ..support import deadline
 from ..support.limits import DEFAULT_LIMITS, Limits
-from .flat_ir import FlatIR, flatten
+from .flat_ir import NO_INLINE, FlatIR, flatten
 from .thompson import thompson
 
 
@@ -142,10 +142,12 @@ class IdentityKey:
 
 
 def build_nfa(node: Node, limits: Limits = DEFAULT_LIMITS,
-              calls: dict[str, int] | None = None) -> NFA:
+              calls: dict[str, int] | None = None,
+              inline: Mapping[str, Node] = NO_INLINE) -> NFA:
     """The Thompson NFA of an IR expression (fullmatch semantics); references to the rules
-    named in `calls` become call edges (CALL + index), any other reference is an error."""
-    return _built(flatten(node, limits, calls or {}), limits)[0]
+    named in `calls` become call edges (CALL + index), those to the rules of `inline` stand
+    for their bodies, any other reference is an error."""
+    return _built(flatten(node, limits, calls or {}, inline), limits)[0]
 
 
 def build_rule_nfa(flat: FlatIR, limits: Limits = DEFAULT_LIMITS) -> NFA:

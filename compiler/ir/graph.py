@@ -16,7 +16,7 @@ from ..support import deadline
 from ..support.caches import cache_name, register
 from ..support.diagnostics import Span
 from ..support.errors import GrammarError
-from .nodes import Choice, Grammar, Node, Repeat, RuleRef, Seq
+from .nodes import Choice, Grammar, Node, Repeat, RuleRef, Seq, TokenRef
 
 T = TypeVar("T")
 
@@ -31,9 +31,10 @@ def _error(message: str, span: Span | None, code: str) -> GrammarError:
     )
 
 
-def first_references(node: Node) -> list[RuleRef]:
+def first_references(node: Node, tokens: list[TokenRef] | None = None) -> list[RuleRef]:
     """The first reference to each rule name in `node`, in source order (a shared
-    sub-expression is visited once)."""
+    sub-expression is visited once); with `tokens`, every token reference met is appended to
+    it as well (the same walk)."""
     seen: set[int] = set()
     names: set[str] = set()
     found: list[RuleRef] = []
@@ -54,6 +55,8 @@ def first_references(node: Node) -> list[RuleRef]:
         elif kind is Repeat:
             kids = (n.item,)  # type: ignore[attr-defined]
         else:
+            if kind is TokenRef and tokens is not None:
+                tokens.append(n)  # type: ignore[arg-type]
             continue
         if id(n) in seen:
             continue
@@ -117,10 +120,19 @@ def per_grammar(grammar: Grammar, name: str, compute: Callable[[Grammar], T]) ->
     return value
 
 
+def _references(grammar: Grammar) -> tuple[dict[str, list[RuleRef]], list[TokenRef]]:
+    tokens: list[TokenRef] = []
+    return {r.name: first_references(r.body, tokens) for r in grammar.rules}, tokens
+
+
 def rule_uses(grammar: Grammar) -> dict[str, list[RuleRef]]:
     """Per rule name, `first_references` of its body."""
-    return per_grammar(grammar, "uses",
-                       lambda g: {r.name: first_references(r.body) for r in g.rules})
+    return per_grammar(grammar, "references", _references)[0]
+
+
+def token_references(grammar: Grammar) -> list[TokenRef]:
+    """Every token reference in the rules of `grammar` (found by the walk of `rule_uses`)."""
+    return per_grammar(grammar, "references", _references)[1]
 
 
 def reachable_rules(grammar: Grammar) -> list[str]:

@@ -22,9 +22,9 @@ from __future__ import annotations
 from ...runtime.vocab.spelling import MAX_REFERENCE_ID, token_spelling
 from ...runtime.vocab.vocabulary import Vocabulary
 from ..automata.derivative import TokenSymbol
+from ..ir.graph import token_references
 from ..ir.nodes import CharClass, Choice, Grammar, Literal, Node, Repeat, Rule, TokenRef
 from ..ir.rewrite import rewrite
-from ..ir.summaries import fold
 from ..support.errors import GrammarError
 from ..support.limits import Limits
 
@@ -121,15 +121,7 @@ def resolve_tokens(grammar: Grammar, vocab: Vocabulary, limits: Limits
     """`grammar` with every token reference replaced by spellings, and the text tokens it
     names (read as references: `CompiledGrammar.named_tokens`). A grammar without token
     references is returned as is."""
-    refs: list[TokenRef] = []
-
-    def collect(n: Node, kids: list[None]) -> None:
-        if type(n) is TokenRef:
-            refs.append(n)  # type: ignore[arg-type]
-
-    memo: dict[int, None] = {}  # one memo for all rules: a shared sub-expression is seen once
-    for r in grammar.rules:
-        fold(r.body, collect, memo)
+    refs = token_references(grammar)
     if not refs:
         return grammar, ()
     resolver = _Resolver(vocab)

@@ -4,7 +4,8 @@ Invariant: `state` is a live state of the compiled grammar's `DFATable` (reachab
 reach acceptance, as the table is trimmed), so the text walked so far is a viable prefix. The
 DFA is held twice: as numpy arrays for `walk_bytes`, and as Python lists (`transition_lists`:
 transitions[state][class], byte_class[byte], accepting[state]) for walking a short token
-without a call into compiled code. A history entry is the state before a step.
+without a call into compiled code; the lists are made on the first step of the grammar's first
+matcher, not before its first mask. A history entry is the state before a step.
 
 The hot loop relies on it: a token of at most 64 bytes is walked through the lists (a few list
 lookups per byte), a longer one in `walk_bytes`; filling a row copies the state's stored row
@@ -30,9 +31,9 @@ class DFABackend:
         dfa = compiled.dfa
         assert dfa is not None
         self._dfa = dfa
+        self._compiled = compiled
         self._sets = cast(DFATokenSets, compiled.token_sets)
         self._tokens = compiled.spelling.list
-        self._tl, self._bc, self._accepting = compiled.transition_lists
         self._state = dfa.start
 
     def fill(self, row: np.ndarray) -> None:
@@ -44,7 +45,7 @@ class DFABackend:
             arr = np.frombuffer(data, dtype=np.uint8)
             return int(walk_bytes(dfa.transitions, dfa.byte_class, arr, 0, len(arr), self._state))
         s = self._state
-        tl, bc = self._tl, self._bc
+        tl, bc, _ = self._compiled.transition_lists
         for b in data:
             s = tl[s][bc[b]]
             if s < 0:
@@ -67,7 +68,7 @@ class DFABackend:
         return True
 
     def is_complete(self) -> bool:
-        return bool(self._accepting[self._state])
+        return bool(self._dfa.accepting[self._state])
 
     def snapshot(self) -> int:
         return self._state
@@ -82,7 +83,7 @@ class DFABackend:
         """Nothing to bound: a DFA step is constant work per byte."""
 
     def jump_forward_bytes(self, max_bytes: int) -> bytes:
-        tl, bc, accepting = self._tl, self._bc, self._accepting
+        tl, bc, accepting = self._compiled.transition_lists
         classes: list[list[int]] = [[] for _ in range(self._dfa.n_classes)]
         for b, c in enumerate(bc):
             classes[c].append(b)
