@@ -157,13 +157,22 @@ def _most_common_target(transitions, byte_class, state):  # type: ignore[no-unty
         if t >= 0 and b != 0x22 and b != 0x5C:
             targets[n] = t
             n += 1
+    # Each distinct target counted from its first occurrence: linear when one target
+    # dominates (the common case), and no sort to compile.
     best, best_count = -1, 0
-    for i in range(n):  # at most 95 targets: counting each beats sorting (and compiles faster)
-        count = 0
-        for j in range(n):
-            count += targets[j] == targets[i]
-        if count > best_count:
-            best, best_count = targets[i], count
+    for i in range(n):
+        t = targets[i]
+        first = True
+        for j in range(i):
+            if targets[j] == t:
+                first = False
+                break
+        if first:
+            count = 0
+            for j in range(i, n):
+                count += targets[j] == t
+            if count > best_count:
+                best, best_count = t, count
     return best
 
 

@@ -129,9 +129,11 @@ class EarleyArrays:
 # Every kernel here and in `kernels.py` runs without Numba's reference counting (nrt=False:
 # they only read and write arrays they are given, never allocate): with reference counting,
 # each array passed or unpacked costs an atomic update, and one byte's step would cost ~200 ns
-# instead of ~10 ns. The steps are kernels of their own, not inlined into each caller at
-# Numba's level (LLVM still inlines them where it pays): inlining compiled each step once per
-# caller, a third of the cold compile time of the pushdown runtime, for no measurable speed.
+# instead of ~10 ns. The small steps (add_item, start_step, push_step, and `kernels.py`'s chain
+# steps) are inlined into their callers at Numba's level, since LLVM does not inline across
+# kernels compiled apart (pushdown fills about 20% slower at the mean without); close_set, the
+# large one, stays a call: inlined into every step of every caller it tripled the cold
+# compile of the first pushdown mask (16 s against 6 s) for no measurable speed.
 GRAMMAR = Tuple((R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32),
                  R(int32), R(boolean)))
 """The type of `g`, the table's arrays (read-only)."""
@@ -139,7 +141,7 @@ ENGINE = Tuple((A(int32, 2), A(int32, 2), A(int64, 2), A(int64)))
 """The type of `e`, an `EarleyArrays` (written)."""
 
 
-@kernel(A(int32, 2), A(int64, 2), A(int64), int64, int64, nrt=False)
+@kernel(A(int32, 2), A(int64, 2), A(int64), int64, int64, nrt=False, inline=True)
 def add_item(items, per_state, counters, s, origin):  # type: ignore[no-untyped-def]
     """Add item (s, origin) to the set being built: 1 added, 0 already there, OVERFLOW."""
     counters[WORK] += 1
@@ -202,7 +204,7 @@ def close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per
 
 
 @kernel(R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32), R(boolean), A(int32, 2),
-        A(int32, 2), A(int64, 2), A(int64), int32, nrt=False)
+        A(int32, 2), A(int64, 2), A(int64), int32, nrt=False, inline=True)
 def start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, state):  # type: ignore[no-untyped-def]
     if sets.shape[0] < 2:
         return OVERFLOW
@@ -221,7 +223,7 @@ def start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, pe
 
 
 @kernel(R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),
-        R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), uint8, nrt=False)
+        R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), uint8, nrt=False, inline=True)
 def push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,  # type: ignore[no-untyped-def]
               counters, b):
     k = counters[N_SETS]

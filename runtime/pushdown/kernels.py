@@ -47,7 +47,7 @@ ZERO, BASE, OWN = 0, 1, 2
 NEED = -2
 
 
-@kernel(R(int32), R(int32, 2), R(int32, 2), R(int64), A(int64, 2), int64, nrt=False)
+@kernel(R(int32), R(int32, 2), R(int32, 2), R(int64), A(int64, 2), int64, nrt=False, inline=True)
 def _note_chain(coff, items, sets, counters, chain, p):  # type: ignore[no-untyped-def]
     """Record in chain[p] whether the materialized set p is the closure of one scanned item
     whose state calls no rule: (state, origin, item slot), or state -1."""
@@ -62,7 +62,7 @@ def _note_chain(coff, items, sets, counters, chain, p):  # type: ignore[no-untyp
 
 
 @kernel(R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32), R(boolean), A(int32, 2),
-        A(int32, 2), A(int64, 2), A(int64), R(int64, 2), int64, boolean, nrt=False)
+        A(int32, 2), A(int64, 2), A(int64), R(int64, 2), int64, boolean, nrt=False, inline=True)
 def _chain_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,  # type: ignore[no-untyped-def]
                counters, chain, p, closed):
     """Write set p of a chain: its one item, with its closure when `closed`; OVERFLOW or 1."""
