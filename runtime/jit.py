@@ -185,10 +185,10 @@ def kernel(*signature: types.Type, nrt: bool = True, tiered: bool = False,
     """`@njit(cache=True, nogil=True)` compiled for the argument types `signature` only (and
     the further signatures `also`, for a helper generic over a few array types); `nrt=False`
     for kernels that allocate nothing (no reference counting in their calls). An `inline`
-    kernel is a step of hot loops, inlined into each kernel that calls it at Numba's level
-    (LLVM does not inline across separately compiled kernels; the recognizer's steps inlined
-    fill pushdown masks about 20% faster, for about 12 s more of cold compile) and never
-    compiled alone, so `warm_up` skips it. A `tiered`
+    kernel is a small step of hot loops, inlined into each kernel that calls it at Numba's
+    level (LLVM does not inline across kernels compiled apart: the recognizer's small steps
+    inlined fill pushdown masks about 20% faster, see `pushdown/earley.py`) and never compiled
+    alone, so `warm_up` skips it. A `tiered`
     kernel (one that compiles grammars, not one that fills masks) runs as Python while it is
     neither compiled nor in the cache, for inputs of at most `INTERPRET_MAX_ELEMENTS` array
     elements and up to `INTERPRET_BUDGET_S` seconds in all; then it compiles. Its results are
