@@ -43,13 +43,9 @@ def precompute_token_sets(compiled: CompiledGrammar, limits: Limits = DEFAULT_LI
     together) and the compile deadline; `progress(done, total)` after each state."""
     sets = compiled.token_sets
     with compile_deadline(limits):
-        dfa_sets = isinstance(sets, DFATokenSets)
-        n = sets.dfa.n_states if dfa_sets else sets.table.n_states
+        n = sets.dfa.n_states if isinstance(sets, DFATokenSets) else sets.complete().n_states
         for state in range(n):
-            if dfa_sets:
-                sets.get(state)
-            else:
-                sets.get(state)
+            sets.get(state)
             check_table_bytes(compiled.nbytes(), limits, "compiled tables with token sets")
             deadline.check()
             if progress is not None:
@@ -136,13 +132,13 @@ def _over(exc: BudgetExceeded, limits: Limits) -> str:
 
 def _kept_rules(grammar: Grammar, limits: Limits) -> PushdownTable:
     """Every rule kept as a rule but small leaf rules; every rule, if inlining those goes over
-    budget."""
+    budget. Rules are built as matchers reach them (`build_pushdown`'s `lazy`)."""
     try:
-        return build_pushdown(grammar, limits, keep_all=True, inline_leaves=True)
+        return build_pushdown(grammar, limits, keep_all=True, inline_leaves=True, lazy=True)
     except BudgetExceeded:
         if deadline.expired():
             raise
-        return build_pushdown(grammar, limits, keep_all=True)
+        return build_pushdown(grammar, limits, keep_all=True, lazy=True)
 
 
 def compile_grammar(
@@ -202,7 +198,7 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
             table = _kept_rules(grammar, limits)
         else:
             table = build_pushdown(grammar, limits if keep_all else _inlining(limits),
-                                   keep_all=keep_all)
+                                   keep_all=keep_all, lazy=keep_all)
     except BudgetExceeded as exc:
         if keep_all or deadline.expired():
             raise

@@ -32,6 +32,9 @@ class CompiledGrammar:
     are written under a lock and only ever completed, never changed. A pickled grammar is
     rebuilt through the constructors, so loading validates it again (token sets are recomputed
     on use).
+    `pushdown` may not have built every rule yet (`pushdown/assembly.py`); the matchers extend
+    the table they share as they reach rules (`token_sets.table` is the current one), and
+    `automaton` or pickling builds the rest.
     """
 
     vocab: Vocabulary
@@ -68,8 +71,18 @@ class CompiledGrammar:
         object.__setattr__(self, "token_sets", sets)
 
     def __reduce__(self) -> tuple:
-        return (CompiledGrammar, (self.vocab, self.dfa, self.source, self.pushdown, self.notes,
+        pushdown = None if self.pushdown is None else self.automaton
+        return (CompiledGrammar, (self.vocab, self.dfa, self.source, pushdown, self.notes,
                                   self.runtime_limits, self.named_tokens))
+
+    @property
+    def automaton(self) -> DFATable | PushdownTable:
+        """The DFA, or the rule automata with every rule built (the rest built now)."""
+        if self.dfa is not None:
+            return self.dfa
+        sets = self.token_sets
+        assert isinstance(sets, PushdownTokenSets)
+        return sets.complete()
 
     @property
     def spelling(self) -> TokenSpelling:
@@ -95,8 +108,9 @@ class CompiledGrammar:
 
     def nbytes(self) -> int:
         """Memory of the automata and of the token sets computed so far."""
-        table = self.dfa if self.dfa is not None else self.pushdown
-        return table.nbytes() + self.token_sets.nbytes()  # type: ignore[union-attr]
+        sets = self.token_sets
+        table = sets.dfa if isinstance(sets, DFATokenSets) else sets.table
+        return table.nbytes() + sets.nbytes()
 
     def stats(self) -> dict[str, int | str | bool]:
         """Sizes for reports and lint."""
@@ -109,11 +123,13 @@ class CompiledGrammar:
                 "token_sets_computed": self.token_sets.n_computed,
                 "bytes": self.nbytes(),
             }
-        p = self.pushdown
-        assert p is not None
+        sets = self.token_sets
+        assert isinstance(sets, PushdownTokenSets)
+        p = sets.table
         return {
             "kind": "pushdown",
             "rules": p.n_rules,
+            "rules_built": int((p.rule_start >= 0).sum()),
             "states": p.n_states,
             "byte_classes": p.n_classes,
             "call_edges": int(len(p.call_rule)),

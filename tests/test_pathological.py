@@ -147,10 +147,10 @@ def test_left_recursive_chain_10000_rules_deep_is_over_max_rules(compile_: objec
 
 def test_left_recursive_chain_10000_rules_deep_over_the_state_budgets() -> None:
     # Inlined into one rule the chain needs more than 2,000 states; with every rule kept,
-    # more than 5,000 states of rule automata.
+    # more than 5,000 states of rule automata (built as matchers reach them: here all at once).
     budget("max_pushdown_states", lambda: compile_gbnf(
         _left_chain(10_000, "::=", "root"), VOCAB,
-        limits=Limits(max_dfa_states=2_000, max_pushdown_states=5_000)))
+        limits=Limits(max_dfa_states=2_000, max_pushdown_states=5_000)).automaton)
 
 
 def test_left_recursive_chain_5000_rules_deep_works() -> None:
@@ -199,7 +199,7 @@ def test_schema_1000_levels_deep() -> None:
     budget("max_schema_depth", lambda: schema_to_grammar(_nested(1000),
                                                          limits=Limits(max_schema_depth=500)))
     budget("max_pushdown_states", lambda: compile_json_schema(
-        _nested(1000), VOCAB, limits=Limits(max_pushdown_states=2_000)))
+        _nested(1000), VOCAB, limits=Limits(max_pushdown_states=2_000)).automaton)
 
 
 def test_schema_10000_levels_deep_is_over_max_schema_depth() -> None:

@@ -167,8 +167,10 @@ def _no_tokens() -> Vocabulary:
 def compile_structure(grammar: Grammar, limits: Limits) -> CompiledGrammar:
     """`grammar` compiled as `compile_grammar` compiles it, but against a vocabulary without
     tokens: the automata and the compiler's choice of backend, with nothing spent on token
-    sets. Raises what `compile_grammar` raises."""
-    return compile_grammar(grammar, _no_tokens(), limits=limits)
+    sets, every rule automaton built. Raises what `compile_grammar` raises."""
+    compiled = compile_grammar(grammar, _no_tokens(), limits=limits)
+    compiled.automaton
+    return compiled
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -187,6 +189,8 @@ def automata_sizes(compiled: CompiledGrammar, names_shown: int = 4) -> str:
     names = compiled.pushdown.rule_names
     shown = ", ".join(names[:names_shown]) + (", ..." if len(names) > names_shown else "")
     kept = _count(len(names), "rule kept as a rule", "rules kept as rules") + f" ({shown})"
+    if int(stats["rules_built"]) < len(names):
+        kept += f", {stats['rules_built']:,} built so far"
     return ", ".join([kept, *sizes, _count(int(stats["call_edges"]), "call edge", "call edges")])
 
 

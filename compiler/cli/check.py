@@ -17,6 +17,7 @@ import numpy as np
 from ...runtime.dfa.kernels import walk_bytes
 from ...runtime.dfa.table import DFATable
 from ...runtime.errors import MatcherBudgetExceeded
+from ...runtime.pushdown.assembly import complete
 from ...runtime.pushdown.earley import EarleyArrays, earley_start, next_bytes, push_bytes
 from ...runtime.pushdown.table import PushdownTable
 from ...runtime.run_limits import DEFAULT_RUNTIME_LIMITS, RuntimeLimits
@@ -68,6 +69,7 @@ def _earley_push(g: tuple[np.ndarray, ...], e: EarleyArrays, arr: np.ndarray, be
 
 
 def _pushdown_walk(t: PushdownTable, data: bytes, limits: RuntimeLimits) -> Walk:
+    t = complete(t)
     g = (t.transitions, t.byte_class, t.accepting, t.call_offsets, t.call_rule, t.call_next,
          t.state_rule, t.rule_start, t.nullable)
     e = EarleyArrays.empty(t.n_states)

@@ -148,7 +148,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
               f" {dfa.n_classes} byte classes, {dfa.nbytes():,} bytes")
     else:
         assert compiled.pushdown is not None
-        print(f"  automata      {automata_sizes(compiled)}, {compiled.pushdown.nbytes():,} bytes")
+        print(f"  automata      {automata_sizes(compiled)}, {compiled.token_sets.table.nbytes():,}"
+              " bytes")
     if args.precompute:
         seconds = from_source(source, lambda _: precompute_token_sets(compiled, limits))
         print(f"  token sets    {token_sets_line(compiled.token_sets, seconds)}")
@@ -187,7 +188,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     else:
         compiled = _compile_file(source, language, args.start, limits,
                                  lambda g: compile_structure(g, limits))
-        automaton = compiled.dfa or compiled.pushdown
+        automaton = compiled.automaton
         assert automaton is not None, "a compiled grammar holds a DFA or rule automata"
     matched = 0
     for label, text in texts:

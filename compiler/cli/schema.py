@@ -103,7 +103,7 @@ def check_automaton(text: str, options: JsonSchemaOptions,
             exc = GrammarError("no JSON value satisfies this schema, so no text can match",
                                code="empty-language", pointer="")
         raise located_error(exc, text) from None
-    automaton = compiled.dfa or compiled.pushdown
+    automaton = compiled.automaton
     assert automaton is not None, "a compiled grammar holds a DFA or rule automata"
     return automaton, lenient_warnings(warnings, text)
 

@@ -27,7 +27,6 @@ COMPILER_KERNEL_MODULES = (
     "grammask.compiler.automata.minimize",
     "grammask.compiler.automata.counted",
     "grammask.compiler.automata.language_ops",
-    "grammask.compiler.lowering.rule_automata",
     "grammask.compiler.frontends.json_schema.strings",
     "grammask.compiler.frontends.json_schema.excluded_names",
 )

@@ -4,7 +4,7 @@ Which rules stay rules: the start rule and, in each group of mutually recursive 
 rules to break every cycle (a finite automaton cannot count their nesting), chosen so that
 rule ends are rare (see `choose_kept`); every other rule is inlined into its callers, so
 strings, numbers and whitespace become plain byte transitions inside the rule that uses them.
-The costs come from the grammar itself (`rule_summaries`, `end_cost`: first and last bytes,
+The costs come from the grammar itself (`rule_summaries`, `rule_facts.end_cost`: first and last bytes,
 nullability and follow sets of the rules, computed only when a recursive group has several
 rules), so the automata are built once; which rules are productive, from `productive_among`.
 With `keep_all`, every reachable rule stays a rule (for grammars whose fully inlined automaton
@@ -17,6 +17,9 @@ each is determinized and minimized with the call columns kept apart from the byt
 (bounded repetitions of one-byte classes counted, `counted.py`, where that is exact).
 References to unproductive rules are dropped (they can never complete). The states budget is
 checked after each rule automaton, so an oversized grammar fails before the rest are built.
+The runtime assembles the rule automata into one table (`runtime/pushdown/assembly.py`); with
+`lazy`, it builds them through this module as its matchers first reach them, from the facts
+(`rule_facts.kept_facts`) that a table cannot derive from part of its rules.
 """
 from __future__ import annotations
 
@@ -26,12 +29,11 @@ import threading
 from collections.abc import Callable, Mapping
 
 import numpy as np
-from numba.types import int32, int64
 
-from ...runtime.jit import A, R, kernel
+from ...runtime.pushdown.assembly import RuleAutomaton, assemble
 from ...runtime.pushdown.table import PushdownTable
 from ..automata.counted import counted_or_nfa
-from ..automata.dfa import UncheckedDFA, byte_classes, merge_columns, subset_table
+from ..automata.dfa import UncheckedDFA, byte_classes, subset_table
 from ..automata.flat_ir import CALL, NO_INLINE, FlatIR, flatten
 from ..automata.minimize import minimal
 from ..automata.nfa import NFA
@@ -42,22 +44,13 @@ from ..ir.graph import (
     reachable_rules,
     rule_uses,
 )
-from ..ir.nodes import (
-    Automaton,
-    CharClass,
-    Choice,
-    Grammar,
-    Literal,
-    Node,
-    Repeat,
-    RuleRef,
-    Seq,
-)
-from ..ir.summaries import Summary, productive_among, rule_summaries
+from ..ir.nodes import CharClass, Grammar, Node
+from ..ir.summaries import productive_among, rule_summaries
 from ..support import deadline
 from ..support.caches import cache_name, register
 from ..support.errors import BudgetExceeded, GrammarError
 from ..support.limits import DEFAULT_LIMITS, Limits
+from .rule_facts import end_cost, kept_facts
 
 EMPTY_CLASS = CharClass(())
 
@@ -114,52 +107,6 @@ def inlined_bodies(grammar: Grammar, keep: list[str], order: list[str]) -> dict[
     bodies.update((r.name, r.body) for r in grammar.rules
                   if r.name in productive and r.name not in kept)
     return bodies
-
-
-def end_cost(grammar: Grammar, order: list[str], summary: dict[str, Summary],
-             memos: dict[str, dict[int, Summary]]) -> dict[str, float]:
-    """Per rule of `order` (the reachable productive rules, with their `rule_summaries`):
-    (bytes that can end it) x (bytes that can follow it), both from the grammar with every rule
-    of `order` kept as a rule."""
-    rules = grammar.by_name
-    follow = dict.fromkeys(order, 0)
-    tails: list[tuple[str, str]] = []
-    for name in order:
-        memo = memos[name]
-        stack: list[tuple[Node, int, bool]] = [(rules[name].body, 0, True)]
-        seen: set[tuple[int, int, bool]] = set()
-        while stack:
-            n, after, tail = stack.pop()
-            if isinstance(n, (Literal, CharClass, Automaton)) or not memo[id(n)][0]:
-                continue
-            if not isinstance(n, RuleRef):
-                if (id(n), after, tail) in seen:
-                    continue
-                seen.add((id(n), after, tail))
-            if isinstance(n, RuleRef):
-                follow[n.name] |= after
-                if tail:
-                    tails.append((name, n.name))
-            elif isinstance(n, Choice):
-                stack.extend((alt, after, tail) for alt in n.alternatives)
-            elif isinstance(n, Repeat) and n.max != 0:
-                again = memo[id(n.item)][2] if n.max is None or n.max > 1 else 0
-                stack.append((n.item, after | again, tail))
-            elif isinstance(n, Seq):
-                for item in reversed(n.items):
-                    stack.append((item, after, tail))
-                    item_first, item_nullable = memo[id(item)][2], memo[id(item)][1]
-                    after = item_first | (after if item_nullable else 0)
-                    tail = tail and item_nullable
-    changed = True
-    while changed:
-        changed = False
-        for caller, callee in tails:
-            grown = follow[callee] | follow[caller]
-            if grown != follow[callee]:
-                follow[callee], changed = grown, True
-    return {name: float(max(1, summary[name][3].bit_count()) * max(1, follow[name].bit_count()))
-            for name in order}
 
 
 def eliminate_tail_self_calls(nfa: NFA, symbol: int) -> NFA:
@@ -255,13 +202,15 @@ inlined even when rules are otherwise kept (`inline_leaves`)."""
 
 def build_pushdown(
     grammar: Grammar, limits: Limits = DEFAULT_LIMITS, *, keep_all: bool = False,
-    inline_leaves: bool = False,
+    inline_leaves: bool = False, lazy: bool = False,
 ) -> PushdownTable:
     """The rule automata of `grammar`; GrammarError for a missing start rule, an undefined
     reference or an empty language, BudgetExceeded past `limits`. With `keep_all`, every
     reachable rule stays a rule, except, with `inline_leaves`, small rules that use no other
     (strings, numbers: each end of a kept rule is a place where tokens must be checked against
-    the real stack, so keeping those would make most tokens stack-dependent)."""
+    the real stack, so keeping those would make most tokens stack-dependent). With `lazy`,
+    only the start rule is built now (`_build`); a rule over budget is then found when it is
+    built, in a matcher's step."""
     check_references(grammar)
     reachable = reachable_rules(grammar)
     productive = per_grammar(grammar, "productive", lambda g: productive_among(g, reachable))
@@ -272,10 +221,10 @@ def build_pushdown(
             code="empty-language")
     if keep_all:
         keep = _without_small_leaves(grammar, order, limits) if inline_leaves else order
-        return _build(grammar, keep, order, limits)
+        return _build(grammar, keep, order, limits, lazy)
     keep = choose_kept(grammar, order, lambda: end_cost(grammar, order, *per_grammar(
         grammar, "summaries", lambda g: rule_summaries(g, reachable))))
-    return _build(grammar, keep, order, limits)
+    return _build(grammar, keep, order, limits, lazy)
 
 
 def _without_small_leaves(grammar: Grammar, order: list[str], limits: Limits) -> list[str]:
@@ -294,79 +243,49 @@ def _without_small_leaves(grammar: Grammar, order: list[str], limits: Limits) ->
     return keep
 
 
-def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits) -> PushdownTable:
-    inline = inlined_bodies(grammar, keep, order)
-    rules = grammar.by_name
-    dfas: list[RuleDFA] = []
-    total = 0
-    for name in keep:
-        deadline.check()
+class _KeptRules:
+    """The `RuleSource` of one grammar's kept rules: rule i is `keep[i]`, its references to
+    the rules of `inline` stand for their bodies. Counts the states built against
+    `max_pushdown_states` (and each rule against `max_dfa_states`)."""
+
+    def __init__(self, grammar: Grammar, keep: list[str], order: list[str],
+                 limits: Limits) -> None:
+        self._keep = keep
+        self._index = {name: i for i, name in enumerate(keep)}
+        self._bodies = [grammar.by_name[name].body for name in keep]
+        self._inline = inlined_bodies(grammar, keep, order)
+        self._limits = limits
+        self._states = 0
+        self._lock = threading.Lock()
+
+    def build(self, rule: int) -> RuleAutomaton:
+        name, limits = self._keep[rule], self._limits
         try:
-            dfas.append(rule_dfa(name, rules[name].body, limits, inline))
+            d = rule_dfa(name, self._bodies[rule], limits, self._inline)
         except BudgetExceeded as exc:
             raise exc.located(message=f"rule '{name}': {exc.message}") from None
-        total += dfas[-1].table.n_states
-        if total > limits.max_pushdown_states:
-            raise limits.exceeded("max_pushdown_states", f"more than {total}",
-                                  "states of all rule automata")
-    return _assemble(grammar, keep, dfas)
+        with self._lock:
+            self._states += d.table.n_states
+            if self._states > limits.max_pushdown_states:
+                raise limits.exceeded("max_pushdown_states", f"more than {self._states}",
+                                      "states of all rule automata")
+        t = d.table
+        return RuleAutomaton(t.transitions, t.byte_class, t.accepting,
+                             np.array([self._index[c] for c in d.called], dtype=np.int32))
 
 
-def _common_classes(dfas: list[RuleDFA]) -> np.ndarray:
-    """int32[256]: the coarsest byte partition that refines every rule's own classes (bytes
-    whose classes agree in every rule, numbered in order of their first byte). Two of its
-    classes are apart in some rule, whose columns for them differ (`RuleDFA`), so the
-    assembled table has no two equal columns."""
-    return merge_columns(np.stack([d.table.byte_class for d in dfas]))[0]
-
-
-@kernel(A(int32, 2), R(int32, 2), R(int32), int64, tiered=True)
-def _place_rows(out, table, columns, base):  # type: ignore[no-untyped-def]
-    """out[base + i, c] = table[i, columns[c]] + base (-1 stays -1), for every row i."""
-    for i in range(table.shape[0]):
-        for c in range(len(columns)):
-            t = table[i, columns[c]]
-            out[base + i, c] = t + base if t >= 0 else -1
-
-
-def _assemble(grammar: Grammar, keep: list[str], dfas: list[RuleDFA]) -> PushdownTable:
-    classes = _common_classes(dfas)
-    n_bytes = int(classes.max()) + 1
-    first_byte = np.zeros(n_bytes, dtype=np.int64)
-    first_byte[classes[::-1]] = np.arange(255, -1, -1)
-    index = {name: i for i, name in enumerate(keep)}
-    offsets = np.cumsum([0] + [d.table.n_states for d in dfas])
-    n = int(offsets[-1])
-    transitions = np.empty((n, n_bytes), dtype=np.int32)
-    accepting = np.zeros(n, dtype=bool)
-    state_rule = np.zeros(n, dtype=np.int32)
-    sources, callees, targets = [], [], []
-    for r, rule in enumerate(dfas):
-        d = rule.table
-        own = int(d.byte_class.max()) + 1
-        base = int(offsets[r])
-        rows = slice(base, base + d.n_states)
-        _place_rows(transitions, d.transitions, d.byte_class[first_byte], base)
-        accepting[rows] = d.accepting
-        state_rule[rows] = r
-        call_part = d.transitions[:, own:]
-        called = np.array([index[c] for c in rule.called], dtype=np.int32)
-        s, callee = np.nonzero(call_part >= 0)
-        sources.append(s + base)
-        callees.append(called[callee])
-        targets.append(call_part[s, callee] + base)
-    source = np.concatenate(sources)
-    call_offsets = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(np.bincount(source, minlength=n), out=call_offsets[1:])
-    return PushdownTable(
-        byte_class=classes,
-        transitions=transitions,
-        accepting=accepting,
-        call_offsets=call_offsets,
-        call_rule=np.concatenate(callees).astype(np.int32),
-        call_next=np.concatenate(targets).astype(np.int32),
-        state_rule=state_rule,
-        rule_start=offsets[:-1].astype(np.int32),
-        start_rule=keep.index(grammar.start),
-        rule_names=tuple(keep),
-    )
+def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits,
+           lazy: bool = False) -> PushdownTable:
+    """The table of the kept rules: every one built now, or (`lazy`) the start rule only, the
+    others built as the recognizer reaches them (`runtime/pushdown/assembly.py`)."""
+    source = _KeptRules(grammar, keep, order, limits)
+    start = keep.index(grammar.start)
+    if lazy:
+        facts = kept_facts(grammar, keep, order, *per_grammar(
+            grammar, "summaries", lambda g: rule_summaries(g, reachable_rules(g))))
+        return assemble({start: source.build(start)}, tuple(keep), start, facts, source)
+    built = {}
+    for i in range(len(keep)):
+        deadline.check()
+        built[i] = source.build(i)
+    return assemble(built, tuple(keep), start)

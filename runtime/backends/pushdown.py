@@ -11,17 +11,27 @@ The hot loop relies on it: a token's bytes are pushed straight from the vocabula
 spelling (`vocab.spelling`) in one `push_bytes` call, and a fill is one `fill_mask` call over the last set,
 with the scratch rows and candidate buffers kept here between calls. Every kernel call goes
 through `EarleyArrays.run`, which grows the arrays within the `RuntimeLimits` and calls again,
-so an OVERFLOW is paid for once per doubling, never per step.
+so an OVERFLOW is paid for once per doubling, never per step. A step that reaches a rule the
+shared table has not built yet (`RuleNeeded`) has the token sets extend the table (`need`) and
+runs again on it: once per rule per compiled grammar, whichever matcher meets it first.
 """
 from __future__ import annotations
 
 import copy
-from typing import cast
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 
 from ..compiled import CompiledGrammar
-from ..pushdown.earley import N_SETS, EarleyArrays, earley_start, next_bytes, push_bytes
+from ..pushdown.earley import (
+    N_SETS,
+    EarleyArrays,
+    RuleNeeded,
+    earley_start,
+    next_bytes,
+    push_bytes,
+)
 from ..pushdown.kernels import NEED, fill_mask
 from ..pushdown.token_sets import PushdownTokenSets
 from ..run_limits import RuntimeLimits
@@ -39,36 +49,57 @@ class PushdownBackend:
         self._token_data = spelling.data
         self._token_offsets = spelling.offsets
         self._scratch = np.zeros(self._sets.n_words, dtype=np.uint32)
-        self._earley = EarleyArrays.empty(table.n_states)
+        self._earley = EarleyArrays.empty(self._sets.table.n_states)
         self.set_limits(limits)
-        self._earley.run(limits, "the start", earley_start, self._g,
-                         np.int32(table.rule_start[table.start_rule]))
+        self._run("the start", earley_start, np.int32(table.rule_start[table.start_rule]))
 
     def set_limits(self, limits: RuntimeLimits) -> None:
         self._limits = limits
         self._earley.limit(limits)
 
+    def _run(self, what: str, kernel: Callable[..., Any], *args: Any) -> Any:
+        """`EarleyArrays.run` on the table, extended by each rule a step needs."""
+        while True:
+            try:
+                return self._earley.run(self._limits, what, kernel, self._g, *args)
+            except RuleNeeded as need:
+                rule = need.rule
+            self._extend(rule)
+
+    def _extend(self, rule: int) -> None:
+        self._g = self._sets.need(rule)
+        self._earley.cover(self._sets.table.n_states)
+
     def fill(self, row: np.ndarray) -> None:
         words = row.view(np.uint32)
         sets = self._sets
         while True:
-            r = self._earley.run(self._limits, "fill_next_token_bitmask", fill_mask, self._g,
-                                 sets.snapshot, sets.trie_args, sets.eos_ids, words,
-                                 self._scratch)
-            if r == 0:
-                return
-            sets.get(NEED - r)
+            try:
+                r = self._earley.run(self._limits, "fill_next_token_bitmask", fill_mask,
+                                     self._g, sets.snapshot, sets.trie_args, sets.eos_ids,
+                                     words, self._scratch)
+            except RuleNeeded as need:
+                rule = need.rule
+            else:
+                if r == 0:
+                    return
+                sets.get(NEED - r)
+                continue
+            self._extend(rule)
 
     def _push(self, data: np.ndarray, begin: int, end: int, what: str) -> bool:
         """Push data[begin:end] all or nothing, within the limits."""
-        return bool(self._earley.run(self._limits, what, push_bytes, self._g, data, begin,
-                                     end) == 1)
+        return bool(self._run(what, push_bytes, data, begin, end) == 1)
 
     def advance_token(self, token_id: int) -> bool:
-        # `_push` inlined: this is the hot step.
+        # `_push` inlined (but for a rule not built yet): this is the hot step.
         begin, end = int(self._token_offsets[token_id]), int(self._token_offsets[token_id + 1])
-        return begin < end and self._earley.run(self._limits, "accept", push_bytes, self._g,
-                                                self._token_data, begin, end) == 1
+        try:
+            return begin < end and self._earley.run(self._limits, "accept", push_bytes,
+                                                    self._g, self._token_data, begin, end) == 1
+        except RuleNeeded:
+            pass
+        return self._push(self._token_data, begin, end, "accept")
 
     def advance_bytes(self, data: bytes) -> bool:
         arr = np.frombuffer(data, dtype=np.uint8)

@@ -46,10 +46,13 @@ def _index_errors(byte_class, transitions, call_offsets, call_rule, call_next, s
         if state_rule[s] < 0 or state_rule[s] >= r:
             return 5
     for x in range(r):
-        if rule_start[x] < 0 or rule_start[x] >= n:
+        if rule_start[x] < -1 or rule_start[x] >= n:
             return 6
     for x in range(r):
-        if state_rule[rule_start[x]] != x:
+        if rule_start[x] >= 0 and state_rule[rule_start[x]] != x:
+            return 7
+    for s in range(n):
+        if rule_start[state_rule[s]] < 0:
             return 7
     return 0
 

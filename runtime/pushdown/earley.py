@@ -23,6 +23,11 @@ call_offsets, call_rule, call_next, state_rule, rule_start, nullable) of a valid
 `g` come from the table itself or from a start state in range, so its invariants bound them;
 indices into `e` are checked against its capacity before every write (OVERFLOW), and the
 number of sets is only ever set to one the recognizer built (>= 1 after a start).
+
+A table may not have built every rule yet (`rule_start` -1, see `assembly.py`): predicting
+such a rule stops the step like an OVERFLOW, changing nothing, with the rule in the counters
+(NEEDED); `EarleyArrays.run` raises `RuleNeeded` for it, and the caller extends the table (one
+place per caller: `PushdownTokenSets.need`) and runs the step again on the extended one.
 """
 from __future__ import annotations
 
@@ -41,9 +46,18 @@ OVERFLOW = -1
 # counters: number of sets, generation of the set being built (dedup stamps), items in use
 # while building, generation for marking kernel states in fills, the Earley operations of the
 # current step and their bound (past it a kernel stops with OVERFLOW, changing nothing), and
-# the items the last set got by scanning (the first ones of the set; the closure adds the rest).
-N_SETS, GEN, N_ITEMS, MARK, WORK, WORK_LIMIT, SCANNED = range(7)
+# the items the last set got by scanning (the first ones of the set; the closure adds the rest),
+# and the unbuilt rule that stopped the last step (-1: none).
+N_SETS, GEN, N_ITEMS, MARK, WORK, WORK_LIMIT, SCANNED, NEEDED = range(8)
 UNBOUNDED = 1 << 62
+
+
+class RuleNeeded(Exception):
+    """A step predicted `rule`, which the table has not built yet; nothing changed."""
+
+    def __init__(self, rule: int) -> None:
+        super().__init__(f"rule {rule} is not built")
+        self.rule = rule
 
 
 @dataclass
@@ -62,8 +76,9 @@ class EarleyArrays:
         per_state = np.zeros((n_states, 3), dtype=np.int64)
         per_state[:, 0] = -1
         per_state[:, 2] = -1
-        counters = np.zeros(7, dtype=np.int64)
+        counters = np.zeros(8, dtype=np.int64)
         counters[WORK_LIMIT] = UNBOUNDED
+        counters[NEEDED] = -1
         return cls(np.zeros((capacity, 3), dtype=np.int32), np.zeros((set_capacity, 2), dtype=np.int32),
                    per_state, counters)
 
@@ -80,6 +95,15 @@ class EarleyArrays:
         self.items = np.concatenate([self.items, np.zeros_like(self.items)])
         self.sets = np.concatenate([self.sets, np.zeros_like(self.sets)])
 
+    def cover(self, n_states: int) -> None:
+        """Room in `per_state` for a table extended to `n_states` states."""
+        n = self.per_state.shape[0]
+        if n < n_states:
+            more = np.zeros((n_states - n, 3), dtype=np.int64)
+            more[:, 0] = -1
+            more[:, 2] = -1
+            self.per_state = np.concatenate([self.per_state, more])
+
     def limit(self, limits: RuntimeLimits) -> None:
         """Bound the Earley work of every later step by `limits.max_step_work`."""
         self.counters[WORK_LIMIT] = limits.max_step_work
@@ -87,7 +111,12 @@ class EarleyArrays:
     def overflowed(self, limits: RuntimeLimits, what: str) -> None:
         """After a step's OVERFLOW (which left the sets as they were): grow the arrays so
         that the step can be run again, or raise `MatcherBudgetExceeded` for `what` when its
-        work passed `max_step_work` or the arrays may not grow within `max_earley_items`."""
+        work passed `max_step_work` or the arrays may not grow within `max_earley_items`;
+        `RuleNeeded` when the step predicted a rule the table has not built."""
+        rule = int(self.counters[NEEDED])
+        if rule >= 0:
+            self.counters[NEEDED] = -1
+            raise RuleNeeded(rule)
         if self.counters[WORK] > self.counters[WORK_LIMIT]:
             raise limits.exceeded("max_step_work", f"{what}: the Earley work of one step")
         if 2 * self.capacity > limits.max_earley_items:
@@ -99,7 +128,7 @@ class EarleyArrays:
             g: tuple[np.ndarray, ...], *args: Any) -> Any:
         """`kernel(g, self.kernel_args(), *args)` (a kernel of this module or of `kernels.py`),
         run again after each OVERFLOW once `overflowed` grew the arrays (or raised for `what`
-        past `limits`); its first result that is not OVERFLOW."""
+        past `limits`); its first result that is not OVERFLOW. `RuleNeeded` passes through."""
         while (r := kernel(g, self.kernel_args(), *args)) == OVERFLOW:
             self.overflowed(limits, what)
         return r
@@ -180,6 +209,9 @@ def close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per
         origin = items[j, 1]
         for c in range(coff[s], coff[s + 1]):
             r = crule[c]
+            if rstart[r] < 0:
+                counters[NEEDED] = r
+                return OVERFLOW
             if add_item(items, per_state, counters, rstart[r], k) == OVERFLOW:
                 return OVERFLOW
             if nullable[r] and add_item(items, per_state, counters, cnext[c], origin) == OVERFLOW:

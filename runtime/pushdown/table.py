@@ -10,18 +10,23 @@ Invariants (checked once in `__post_init__`, trusted by the Numba kernels afterw
 - `call_offsets` is int32[n_states + 1], non-decreasing from 0 to len(call_rule);
   `call_rule` lies in [0, n_rules) and `call_next` in [0, n_states).
 - `state_rule` is int32[n_states] in [0, n_rules); every move (byte or call) stays within the
-  rule of its source state; `rule_start[r]` is a state of rule r; `start_rule` is a rule.
+  rule of its source state; `rule_start[r]` is a state of rule r (or -1, below); `start_rule`
+  is a built rule.
 - Trimmed: every state is reachable from its rule's start and can reach an accepting state of
   its rule, counting calls as passable; every rule accepts some string. With these, every
   configuration the Earley recognizer keeps is a viable prefix.
 - Every array is C-contiguous and immutable (see `DFATable`); `rule_names` is a tuple of str.
-Derived here (not trusted from the caller): `nullable` per rule; `ends` per state (its rule can
-finish from it without another byte); `follow`, the bytes that can come right after a completed
-rule (bool[n_rules, 256]) with `can_end` (the rule may end the text).
+- A rule may be not built yet (`rule_start` -1: no state is its; `assembly.py` builds rules as
+  the recognizer reaches them). The table then carries the `source` that builds them, and the
+  grammar-level facts below come from the compiler, which has the whole grammar.
+Derived here when every rule is built (and then checked equal to the caller's, if given):
+`nullable` per rule; `follow`, the bytes that can come right after a completed rule
+(bool[n_rules, 256]) with `can_end` (the rule may end the text).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -34,6 +39,13 @@ from .derive import checked_moves, ends_fixpoint, propagate_or
 def _unpack(bits: np.ndarray) -> np.ndarray:
     return np.unpackbits(np.ascontiguousarray(bits).view(np.uint8), axis=1,
                          bitorder="little").astype(bool)
+
+
+class RuleSource(Protocol):
+    """What builds the rules of a table that has not built them all (`assembly.py`)."""
+
+    def build(self, rule: int) -> object:
+        """Rule `rule`'s automaton, an `assembly.RuleAutomaton`."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,10 +62,10 @@ class PushdownTable:
     rule_start: np.ndarray
     start_rule: int
     rule_names: tuple[str, ...]
-    nullable: np.ndarray = field(init=False)
-    ends: np.ndarray = field(init=False)
-    follow: np.ndarray = field(init=False)
-    can_end: np.ndarray = field(init=False)
+    nullable: np.ndarray | None = None
+    follow: np.ndarray | None = None
+    can_end: np.ndarray | None = None
+    source: RuleSource | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         for name, dtype, ndim in (("byte_class", np.int32, 1), ("transitions", np.int32, 2),
@@ -62,17 +74,44 @@ class PushdownTable:
                                   ("state_rule", np.int32, 1), ("rule_start", np.int32, 1)):
             object.__setattr__(self, name, checked_array(getattr(self, name), dtype, name, ndim))
         self._check_shapes()
-        nullable, ends, follow, can_end = self._derived(self._check_moves())
-        for name, a in (("nullable", nullable), ("ends", ends), ("follow", follow),
-                        ("can_end", can_end)):
+        given = self._given_facts()
+        bits = self._check_moves()
+        if self.complete:
+            derived = self._derived(bits)
+            if given is not None and not all(np.array_equal(a, b) for a, b in zip(given, derived)):
+                raise ValueError("nullable, follow and can_end differ from the rule automata's")
+            given = derived
+        elif given is None or self.source is None:
+            raise ValueError("a table with rules not built needs nullable, follow, can_end "
+                             "and the source that builds them")
+        for name, a in zip(("nullable", "follow", "can_end"), given):
             object.__setattr__(self, name, immutable(a))
 
     def __reduce__(self) -> tuple:
         # Unpickling goes through the constructor: a loaded table is validated and re-derived.
+        if not self.complete:
+            raise TypeError("a table with rules not built cannot be pickled: build them first")
         return (PushdownTable, (self.byte_class, self.transitions, self.accepting,
                                 self.call_offsets, self.call_rule, self.call_next,
                                 self.state_rule, self.rule_start, self.start_rule,
                                 self.rule_names))
+
+    @property
+    def complete(self) -> bool:
+        """Whether every rule is built."""
+        return bool((self.rule_start >= 0).all())
+
+    def _given_facts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        if self.nullable is None and self.follow is None and self.can_end is None:
+            return None
+        r = self.n_rules
+        facts = (checked_array(self.nullable, np.bool_, "nullable", 1),
+                 checked_array(self.follow, np.bool_, "follow", 2),
+                 checked_array(self.can_end, np.bool_, "can_end", 1))
+        if facts[0].shape != (r,) or facts[1].shape != (r, 256) or facts[2].shape != (r,):
+            raise ValueError(f"nullable, follow and can_end must have shapes ({r},), "
+                             f"({r}, 256), ({r},)")
+        return facts
 
     @property
     def n_states(self) -> int:
@@ -90,7 +129,7 @@ class PushdownTable:
         """Memory held by the tables."""
         return int(sum(getattr(self, f).nbytes for f in (
             "byte_class", "transitions", "accepting", "call_offsets", "call_rule", "call_next",
-            "state_rule", "rule_start", "nullable", "ends", "follow", "can_end")))
+            "state_rule", "rule_start", "nullable", "follow", "can_end")))
 
     def _check_shapes(self) -> None:
         bc, tr = self.byte_class, self.transitions
@@ -111,6 +150,8 @@ class PushdownTable:
         if self.call_offsets.shape != (n + 1,) or self.call_next.shape != (m,):
             raise ValueError("call_offsets must run from 0 to len(call_rule), non-decreasing")
         object.__setattr__(self, "start_rule", checked_state(self.start_rule, r, "start_rule"))
+        if self.rule_start[self.start_rule] < 0:
+            raise ValueError("start_rule must be built")
 
     def _call_sources(self) -> np.ndarray:
         return np.repeat(np.arange(self.n_states), np.diff(self.call_offsets))
@@ -129,19 +170,20 @@ class PushdownTable:
                 "call_offsets must run from 0 to len(call_rule), non-decreasing",
                 "call_rule or call_next out of range",
                 f"state_rule must lie in [0, {r})",
-                f"rule_start must lie in [0, {n})",
-                "rule_start[r] must be a state of rule r")[failed - 1])
+                f"rule_start must lie in [-1, {n})",
+                "rule_start[r] must be a state of rule r, and every state's rule built")[failed - 1])
         if leaving:
             raise ValueError(f"{leaving} moves (byte or call) leave their rule")
-        reach, live = reach_and_live(off, to, self.rule_start.astype(np.int64), self.accepting)
+        starts = self.rule_start[self.rule_start >= 0].astype(np.int64)
+        reach, live = reach_and_live(off, to, starts, self.accepting)
         if not reach.all():
             raise ValueError(f"not trimmed: {n - int(reach.sum())} states unreachable")
         if not live.all():
             raise ValueError(f"not trimmed: {n - int(live.sum())} states cannot reach acceptance")
         return bits
 
-    def _derived(self, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(nullable, ends, follow, can_end) as least fixpoints over the call edges, from
+    def _derived(self, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(nullable, follow, can_end) of a complete table as least fixpoints over the call edges, from
         `bits`, the bytes each state has a move on.
 
         `ends[s]`: the rule can finish from s by calls of nullable rules alone, and a rule is
@@ -165,4 +207,4 @@ class PushdownTable:
         can_end = np.zeros((self.n_rules, 1), dtype=np.uint64)
         can_end[self.start_rule] = 1
         can_end = propagate_or(can_end, caller, called)[:, 0] != 0
-        return nullable, ends, _unpack(follow), can_end
+        return nullable, _unpack(follow), can_end

@@ -10,6 +10,11 @@ tokens past the end of every number), which keeps the stores small and their gro
 Sets are computed on first use and memoized (`get` computes one state's and returns it as a
 `PushdownStateTokens`, `precompute` does every state).
 
+The table itself may grow (rules built as the recognizer reaches them, `assembly.py`): `need`
+extends it under the lock, meta rows first, so a kernel given the new table's arrays (`g`)
+also finds a meta row for each of its states. States keep their numbers, so stored sets stay
+valid.
+
 The store is one snapshot tuple (meta, dense, base, patches, uncertain) that kernels read.
 Writers hold the lock; an entry's data is written before its STATUS, and arrays that must grow
 are replaced by grown copies in a new snapshot, so a kernel holding any snapshot reads only
@@ -29,7 +34,8 @@ from ..content_tokens import content_split
 from ..row_kernels import array_hash, differing_words, write_patches
 from ..vocab.trie import TokenTrie, next_shorter_prefix, token_trie
 from ..vocab.vocabulary import Vocabulary
-from .earley import OVERFLOW, EarleyArrays
+from .assembly import complete, extended
+from .earley import NEEDED, OVERFLOW, EarleyArrays
 from .kernels import (
     BASE,
     DEFAULT,
@@ -105,6 +111,12 @@ class PushdownStateTokens:
         return view
 
 
+def _kernel_tables(table: PushdownTable) -> tuple[np.ndarray, ...]:
+    """`g` of the Earley kernels (`earley.py`)."""
+    return (table.transitions, table.byte_class, table.accepting, table.call_offsets,
+            table.call_rule, table.call_next, table.state_rule, table.rule_start, table.nullable)
+
+
 class PushdownTokenSets:
     """Lazily computed, memoized token sets of every state of one `PushdownTable`."""
 
@@ -123,9 +135,7 @@ class PushdownTokenSets:
                               np.empty(max(1, self.trie.n_tokens), dtype=np.int32))
         self.eos_ids = np.asarray(vocab.eos_token_ids, dtype=np.int64)
         self.max_patch_words = max(64, self.n_words // 16)
-        self.g = (table.transitions, table.byte_class, table.accepting, table.call_offsets,
-                  table.call_rule, table.call_next, table.state_rule, table.rule_start,
-                  table.nullable)
+        self.g = _kernel_tables(table)
         self.trie_args = (self.trie.data, self.trie.offsets, self.trie.ids, self.trie.lcp,
                           self.skip)
         meta = np.zeros((table.n_states, 7), dtype=np.int64)
@@ -138,7 +148,7 @@ class PushdownTokenSets:
         self._unc_index: dict[int, list[int]] = {}
         self._row_index: dict[int, list[int]] = {}
         self._scratch = EarleyArrays.empty(table.n_states)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self.n_computed = 0
         self.n_accepted = 0
         self.n_uncertain = 0
@@ -155,9 +165,32 @@ class PushdownTokenSets:
                 snapshot = self.snapshot
         return PushdownStateTokens(snapshot, state)
 
+    def need(self, rule: int) -> tuple[np.ndarray, ...]:
+        """The table's kernel arrays (`g`) once rule `rule` is built (`RuleNeeded`)."""
+        with self._lock:
+            if self.table.rule_start[rule] < 0:
+                self._grown_to(extended(self.table, rule))
+            return self.g
+
+    def complete(self) -> PushdownTable:
+        """The table with every rule built."""
+        with self._lock:
+            if not self.table.complete:
+                self._grown_to(complete(self.table))
+            return self.table
+
+    def _grown_to(self, table: PushdownTable) -> None:
+        meta = self.snapshot[0]
+        more = np.zeros((table.n_states - meta.shape[0], 7), dtype=np.int64)
+        more[:, STATUS] = -1
+        self.snapshot = (np.concatenate([meta, more]),) + self.snapshot[1:]
+        self._scratch.cover(table.n_states)
+        self.table = table
+        self.g = _kernel_tables(table)
+
     def precompute(self, progress: Callable[[int, int], None] | None = None) -> None:
         """Compute every state's set now; `progress(done, total)` after each."""
-        n = self.table.n_states
+        n = self.complete().n_states
         for s in range(n):
             self.get(s)
             if progress is not None:
@@ -168,6 +201,10 @@ class PushdownTokenSets:
         and not stored (`get` stores it): content tokens that lead into enough content
         characters are accepted unwalked (`ContentSplit.plan`), the rest walked in one kernel
         call."""
+        with self._lock:
+            return self._classified(state)
+
+    def _classified(self, state: int) -> tuple[np.ndarray, np.ndarray, int]:
         tr, bc = self.table.transitions, self.table.byte_class
         known, n_known, level, slices = self.split.plan(tr, bc, state)
         words = np.zeros(self.n_words, dtype=np.uint32) if known is None else known
@@ -184,7 +221,12 @@ class PushdownTokenSets:
                                            uncertain)
             if n_acc != OVERFLOW:
                 return words, uncertain[:n_unc].copy(), int(n_acc) + n_known
-            self._scratch.grow()
+            counters = self._scratch.counters
+            if counters[NEEDED] >= 0:
+                rule, counters[NEEDED] = int(counters[NEEDED]), -1
+                self.need(rule)
+            else:
+                self._scratch.grow()
 
     def _store(self, state: int, words: np.ndarray, uncertain: np.ndarray, n_accepted: int
                ) -> None:

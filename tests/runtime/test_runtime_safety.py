@@ -330,7 +330,7 @@ def test_compiled_grammars_check_their_parts() -> None:
 
 
 def all_arrays(compiled: CompiledGrammar) -> list[np.ndarray]:
-    table = compiled.dfa if compiled.dfa is not None else compiled.pushdown
+    table = compiled.automaton
     vocab, trie = compiled.vocab, token_trie(compiled.vocab)
     arrays = [v for v in vars(table).values() if isinstance(v, np.ndarray)]
     arrays += [vocab.token_data, vocab.token_offsets, vocab.eos_token_ids, vocab.special_token_ids]
@@ -341,7 +341,7 @@ def all_arrays(compiled: CompiledGrammar) -> list[np.ndarray]:
 def test_compiled_arrays_are_immutable(kind: str) -> None:
     compiled = backend(kind)
     arrays = all_arrays(compiled)
-    assert len(arrays) >= (11 if kind == "dfa" else 20)
+    assert len(arrays) >= (11 if kind == "dfa" else 19)
     if kind == "dfa":
         started(kind)
         rows = [r for r in compiled.token_sets._rows if r is not None]

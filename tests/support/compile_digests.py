@@ -38,7 +38,7 @@ def _digest(value: object, h: "hashlib._Hash") -> None:
         h.update(np.ascontiguousarray(value).tobytes())
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         for f in dataclasses.fields(value):
-            if f.name not in ("vocab", "token_sets", "runtime_limits"):
+            if f.name not in ("vocab", "token_sets", "runtime_limits", "source"):
                 _digest(getattr(value, f.name), h)
     elif isinstance(value, (tuple, list)):
         for v in value:

@@ -1,0 +1,189 @@
+"""Rule automata → one `PushdownTable`: all at once, or as the recognizer reaches them.
+
+The compiler builds each kept rule's automaton on its own (`RuleAutomaton`: columns over the
+rule's own byte classes, then one per rule it calls). `assemble` numbers the states of the
+built rules one rule after another and maps each rule's columns onto the coarsest byte
+partition that refines them all (two bytes share a class when every built rule's classes put
+them together), so the table has no two equal columns.
+
+Lazily: the compiler assembles the rules it built (the start rule at least) with the
+`RuleSource` that builds the others and the grammar-level facts (nullable, follow, can_end),
+which a table cannot derive from part of its rules. A step that predicts a rule not built
+stops with `RuleNeeded` (`earley.py`), and `extended` returns the table with that rule and,
+breadth-first, the unbuilt rules it calls while the states added stay under half of the
+table's: the table grows geometrically, so the copies that extensions make are linear in its
+final size. The table's state numbers never change (rules are appended); its byte classes may
+be refined, which re-maps the columns of the rules already in it. Callers serialize
+extensions of one table (`PushdownTokenSets.need`).
+"""
+from __future__ import annotations
+
+import collections
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..arrays import checked_array
+from ..dfa.kernels import reachable_and_live
+from .table import PushdownTable, RuleSource
+
+
+@dataclass(frozen=True, eq=False)
+class RuleAutomaton:
+    """One rule's automaton: state 0 starts it; `transitions` int32[m, k + c] has a column per
+    byte class of its own (`byte_class` int32[256] in [0, k), every class used) and then one
+    per rule it calls (`called` int32[c], rule numbers), -1 for no move; `accepting` bool[m].
+    Checked at construction: shapes, indices, and trimmed (every state reachable from 0 and
+    able to reach acceptance, calls passable)."""
+
+    transitions: np.ndarray
+    byte_class: np.ndarray
+    accepting: np.ndarray
+    called: np.ndarray
+
+    def __post_init__(self) -> None:
+        for name, dtype, ndim in (("transitions", np.int32, 2), ("byte_class", np.int32, 1),
+                                  ("accepting", np.bool_, 1), ("called", np.int32, 1)):
+            object.__setattr__(self, name, checked_array(getattr(self, name), dtype, name, ndim))
+        tr, bc = self.transitions, self.byte_class
+        m = tr.shape[0]
+        if bc.shape != (256,) or int(bc.min()) < 0:
+            raise ValueError("byte_class must be int32[256] with values >= 0")
+        own = int(bc.max()) + 1
+        if m < 1 or tr.shape[1] != own + len(self.called) or self.accepting.shape != (m,):
+            raise ValueError(f"transitions must be [m >= 1, {own} + {len(self.called)}] and "
+                             f"accepting [m], got {tr.shape} and {self.accepting.shape}")
+        if int(tr.min()) < -1 or int(tr.max()) >= m:
+            raise ValueError(f"transitions must lie in [-1, {m})")
+        reach, live = reachable_and_live(tr, self.accepting, 0)
+        if not (reach.all() and live.all()):
+            raise ValueError("a rule automaton must be trimmed")
+
+    @property
+    def n_states(self) -> int:
+        return int(self.transitions.shape[0])
+
+    @property
+    def n_own_classes(self) -> int:
+        return int(self.byte_class.max()) + 1
+
+
+Facts = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""(nullable bool[R], follow bool[R, 256], can_end bool[R]) of a grammar's rules."""
+
+
+def _refined(partitions: list[np.ndarray]) -> np.ndarray:
+    """int32[256]: the coarsest partition refining every one of `partitions`, numbered in
+    order of each class's first byte."""
+    _, first, inverse = np.unique(np.stack(partitions, axis=1), axis=0, return_index=True,
+                                  return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int32)
+    rank[np.argsort(first)] = np.arange(len(first), dtype=np.int32)
+    return rank[inverse.reshape(-1)]
+
+
+def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
+             start_rule: int, facts: Facts | None = None, source: RuleSource | None = None,
+             prior: PushdownTable | None = None) -> PushdownTable:
+    """The table of `prior`'s rules (if given) and `automata` (rule number → automaton, in
+    the order their states are numbered); rules in neither are not built, and then `facts`
+    and `source` are needed (`PushdownTable`)."""
+    names = rule_names
+    n_rules = len(names)
+    for r, a in automata.items():
+        if not 0 <= r < n_rules or (prior is not None and prior.rule_start[r] >= 0):
+            raise ValueError(f"rule {r} is out of range or already built")
+        if len(a.called) and (int(a.called.min()) < 0 or int(a.called.max()) >= n_rules):
+            raise ValueError(f"rule {r} calls a rule out of range")
+    parts = [a.byte_class for a in automata.values()]
+    if prior is not None:
+        parts.append(prior.byte_class)
+    classes = _refined(parts)
+    n_classes = int(classes.max()) + 1
+    first_byte = np.zeros(n_classes, dtype=np.int64)
+    first_byte[classes[::-1]] = np.arange(255, -1, -1)
+    base = 0 if prior is None else prior.n_states
+    rule_start = np.full(n_rules, -1, dtype=np.int32)
+    rows, accepting, state_rule, sources, callees, targets = [], [], [], [], [], []
+    if prior is not None:
+        rule_start[:] = prior.rule_start
+        rows.append(prior.transitions[:, prior.byte_class[first_byte]])
+        accepting.append(prior.accepting)
+        state_rule.append(prior.state_rule)
+        sources.append(np.repeat(np.arange(base, dtype=np.int32), np.diff(prior.call_offsets)))
+        callees.append(prior.call_rule)
+        targets.append(prior.call_next)
+    for r, a in automata.items():
+        own = a.n_own_classes
+        placed = a.transitions[:, a.byte_class[first_byte]]
+        rows.append(np.where(placed >= 0, placed + base, -1).astype(np.int32))
+        accepting.append(a.accepting)
+        state_rule.append(np.full(a.n_states, r, dtype=np.int32))
+        calls = a.transitions[:, own:]
+        s, j = np.nonzero(calls >= 0)
+        sources.append((s + base).astype(np.int32))
+        callees.append(a.called[j])
+        targets.append((calls[s, j] + base).astype(np.int32))
+        rule_start[r] = base
+        base += a.n_states
+    source_of = np.concatenate(sources)
+    call_offsets = np.zeros(base + 1, dtype=np.int32)
+    np.cumsum(np.bincount(source_of, minlength=base), out=call_offsets[1:])
+    if prior is not None:
+        facts = facts or (prior.nullable, prior.follow, prior.can_end)
+        source = source or prior.source
+    complete = bool((rule_start >= 0).all())
+    return PushdownTable(
+        byte_class=classes, transitions=np.concatenate(rows), accepting=np.concatenate(accepting),
+        call_offsets=call_offsets, call_rule=np.concatenate(callees).astype(np.int32),
+        call_next=np.concatenate(targets).astype(np.int32),
+        state_rule=np.concatenate(state_rule), rule_start=rule_start, start_rule=start_rule,
+        rule_names=names,
+        nullable=None if facts is None else facts[0],
+        follow=None if facts is None else facts[1],
+        can_end=None if facts is None else facts[2],
+        source=None if complete else source)
+
+
+EXTENSION_SHARE = 0.5
+"""`extended` adds unbuilt callees of the needed rule while the states it adds stay under
+this share of the table's states."""
+
+
+def extended(table: PushdownTable, rule: int) -> PushdownTable:
+    """`table` with rule `rule` built, and the unbuilt rules it calls, breadth-first, while
+    the added states stay under `EXTENSION_SHARE` of the table's (module docstring)."""
+    source = table.source
+    if source is None or table.rule_start[rule] >= 0:
+        raise ValueError(f"rule {rule} is already built or the table has no source")
+    batch: dict[int, RuleAutomaton] = {}
+    queue = collections.deque([rule])
+    added = 0
+    while queue:
+        r = queue.popleft()
+        if table.rule_start[r] >= 0 or r in batch:
+            continue
+        a = batch[r] = _built(source, r)
+        added += a.n_states
+        if added >= EXTENSION_SHARE * table.n_states:
+            break
+        queue.extend(int(c) for c in a.called)
+    return assemble(batch, table.rule_names, table.start_rule, prior=table)
+
+
+def complete(table: PushdownTable) -> PushdownTable:
+    """`table` with every rule built (itself when it is)."""
+    source = table.source
+    if source is None:
+        return table
+    missing = np.flatnonzero(table.rule_start < 0).tolist()
+    return assemble({r: _built(source, r) for r in missing}, table.rule_names,
+                    table.start_rule, prior=table)
+
+
+def _built(source: RuleSource, rule: int) -> RuleAutomaton:
+    a = source.build(rule)
+    if not isinstance(a, RuleAutomaton):
+        raise TypeError(f"a rule source must build a RuleAutomaton, got {type(a).__name__}")
+    return a

@@ -1,0 +1,202 @@
+"""Rule automata built as matchers reach them (`runtime/pushdown/assembly.py`) against the
+same rules built whole: bit-identical masks along walks on random grammars, the test
+grammars and schemas; the compiler's facts (`lowering/rule_facts.py`) equal to those the
+complete table derives (checked by `PushdownTable` itself); the state budget is an error at
+the step that passes it, leaving the matcher as it was; a lazily built table shared by threads
+and pickled whole."""
+from __future__ import annotations
+
+import json
+import pickle
+import random
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from grammask.compiler import (
+    BudgetExceeded,
+    GrammarError,
+    Limits,
+    compile_gbnf,
+    compile_grammar,
+    compile_json_schema,
+)
+from grammask.runtime import CompiledGrammar, Matcher, Vocabulary, allocate_token_bitmask
+from grammask.runtime.pushdown.assembly import RuleAutomaton, assemble
+
+from ..support.budget import examples
+from ..support.cfg_strategies import grammars
+from ..support.paths import DATA
+from ..support.vocabularies import small_vocabulary
+
+LAZY = Limits(max_inline_states=1)
+"""Limits under which no inlined attempt fits, so every recursive grammar keeps its rules as
+rules, built lazily."""
+
+
+def lazy_and_whole(compile_lazy) -> tuple[CompiledGrammar, CompiledGrammar]:  # type: ignore[no-untyped-def]
+    """Two compiles of one grammar: as compiled (lazy), and with every rule built first; the
+    same twice for a DFA."""
+    lazy, other = compile_lazy(), compile_lazy()
+    if other.pushdown is None:
+        return lazy, other
+    whole = CompiledGrammar(other.vocab, pushdown=other.automaton, source=other.source,
+                            named_tokens=other.named_tokens)
+    assert whole.pushdown is not None and whole.pushdown.complete
+    return lazy, whole
+
+
+def same_walks(lazy: CompiledGrammar, whole: CompiledGrammar, seed: int, steps: int) -> int:
+    """Walk both with the same random allowed tokens, asserting equal masks and answers at
+    each step; the steps taken."""
+    rng = random.Random(seed)
+    vocab = lazy.vocab
+    a, b = Matcher(lazy), Matcher(whole)
+    bm = allocate_token_bitmask(2, vocab.size)
+    eos = set(vocab.eos_token_ids.tolist())
+    for k in range(steps):
+        a.fill_next_token_bitmask(bm, 0)
+        b.fill_next_token_bitmask(bm, 1)
+        assert np.array_equal(bm[0], bm[1]), f"masks differ after {k} tokens"
+        assert a.can_terminate() == b.can_terminate()
+        allowed = np.flatnonzero(np.unpackbits(bm[0].view(np.uint8), bitorder="little"))
+        allowed = [int(t) for t in allowed if t < vocab.size and int(t) not in eos]
+        if not allowed:
+            return k
+        tid = rng.choice(allowed)
+        assert a.accept_token(tid) and b.accept_token(tid)
+    return steps
+
+
+@settings(max_examples=examples(60), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(grammar=grammars(), seed=st.integers(0, 2**16))
+def test_random_grammars_lazy_masks_equal_whole(grammar, seed: int) -> None:  # type: ignore[no-untyped-def]
+    vocab = small_vocabulary()
+    try:
+        lazy, whole = lazy_and_whole(lambda: compile_grammar(grammar, vocab, limits=LAZY))
+    except (GrammarError, BudgetExceeded):
+        return
+    same_walks(lazy, whole, seed, 30)
+
+
+GBNF = ("json.gbnf", "arithmetic.gbnf", "list.gbnf", "c.gbnf", "chess.gbnf")
+
+
+@pytest.mark.parametrize("name", GBNF)
+def test_grammars_lazy_masks_equal_whole(name: str) -> None:
+    path = DATA / "gbnf" / name
+    if not path.exists():
+        pytest.skip(f"{name} is not vendored")
+    text, vocab = path.read_text(), Vocabulary.default()
+    lazy, whole = lazy_and_whole(lambda: compile_gbnf(text, vocab, limits=LAZY))
+    table = lazy.pushdown
+    assert table is not None and (table.n_rules == 1 or not table.complete)
+    for seed in range(3):
+        same_walks(lazy, whole, seed, 40)
+
+
+def _sample() -> list[dict]:
+    return [json.loads(line) for line in (DATA / "json_schema_sample.jsonl").open()]
+
+
+def test_schemas_lazy_masks_equal_whole() -> None:
+    """Every vendored schema, its rules kept and built lazily, walked at random by both."""
+    vocab = Vocabulary.default()
+    walked = 0
+    for row in _sample():
+        try:
+            lazy, whole = lazy_and_whole(
+                lambda: compile_json_schema(row["schema"], vocab, limits=LAZY))
+        except (GrammarError, BudgetExceeded):
+            continue
+        if lazy.pushdown is None or lazy.pushdown.complete:
+            continue
+        for seed in range(2):
+            same_walks(lazy, whole, seed, 50)
+        walked += 1
+    assert walked >= 20
+
+
+def test_first_mask_builds_few_rules() -> None:
+    """A schema with many definitions builds only the rules its first steps reach."""
+    defs = {f"d{i}": {"type": "object", "properties": {f"p{i}": {"$ref": f"#/$defs/d{i + 1}"}}}
+            for i in range(60)}
+    defs["d60"] = {"type": "integer"}
+    schema = {"$defs": defs, "type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}}
+    vocab = Vocabulary.default()
+    compiled = compile_json_schema(schema, vocab, limits=LAZY)
+    Matcher(compiled).fill_next_token_bitmask(allocate_token_bitmask(1, vocab.size))
+    stats = compiled.stats()
+    assert stats["kind"] == "pushdown"
+    assert 0 < stats["rules_built"] < stats["rules"] / 2, stats
+    compiled.automaton
+    assert compiled.stats()["rules_built"] == stats["rules"]
+
+
+def test_state_budget_is_an_error_at_the_step() -> None:
+    """A budget the start rule fits but the nested rules pass: the step that reaches them
+    raises the budget error, and the matcher is as it was."""
+    text = 'root ::= "[" item "]"\nitem ::= "(" item ")" | "x" [a-z]{0,40} | root\n'
+    vocab = small_vocabulary()
+    limits = Limits(max_inline_states=1, max_pushdown_states=8)
+    try:
+        compiled = compile_gbnf(text, vocab, limits=limits)
+    except BudgetExceeded:
+        pytest.skip("the start rule alone passes this budget")
+    m = Matcher(compiled)
+    for _ in range(2):  # the failed step changed nothing, and fails again
+        with pytest.raises(BudgetExceeded) as info:
+            m.accept_token(ord("["))
+        assert info.value.limit == "max_pushdown_states"
+        assert info.value.__context__ is None
+        assert m.num_rollback_steps == 0 and not m.is_terminated()
+
+
+def test_threads_share_a_lazy_table() -> None:
+    vocab = small_vocabulary()
+    text = (DATA / "gbnf" / "json.gbnf").read_text()
+    lazy, whole = lazy_and_whole(lambda: compile_gbnf(text, vocab, limits=LAZY))
+    errors: list[BaseException] = []
+
+    def run(seed: int) -> None:
+        try:
+            same_walks(lazy, whole, seed, 40)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
+def test_pickled_lazy_grammar_is_whole() -> None:
+    vocab = small_vocabulary()
+    text = (DATA / "gbnf" / "json.gbnf").read_text()
+    lazy = compile_gbnf(text, vocab, limits=LAZY)
+    assert not lazy.pushdown.complete  # type: ignore[union-attr]
+    loaded = pickle.loads(pickle.dumps(lazy))
+    assert loaded.pushdown.complete and loaded.pushdown.source is None
+    same_walks(lazy, loaded, 3, 40)
+
+
+def test_rule_automaton_is_checked() -> None:
+    bc = np.zeros(256, dtype=np.int32)
+    bc[ord("a")] = 1
+    good = dict(transitions=np.array([[-1, 1], [-1, -1]], dtype=np.int32), byte_class=bc,
+                accepting=np.array([False, True]), called=np.zeros(0, dtype=np.int32))
+    RuleAutomaton(**good)
+    with pytest.raises(ValueError, match="trimmed"):
+        RuleAutomaton(**{**good, "accepting": np.array([False, False])})
+    with pytest.raises(ValueError, match="lie in"):
+        RuleAutomaton(**{**good, "transitions": np.array([[-1, 2], [-1, -1]], dtype=np.int32)})
+    with pytest.raises(ValueError, match="needs nullable"):
+        assemble({0: RuleAutomaton(**good)}, ("a", "b"), 0)
+    table = assemble({0: RuleAutomaton(**good)}, ("a",), 0)
+    assert table.complete and table.source is None
