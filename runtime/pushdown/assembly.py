@@ -10,9 +10,9 @@ Lazily: the compiler assembles the rules it built (the start rule at least) with
 `RuleSource` that builds the others and the grammar-level facts (nullable, follow, can_end),
 which a table cannot derive from part of its rules. A step that predicts a rule not built
 stops with `RuleNeeded` (`earley.py`), and `extended` returns the table with that rule and,
-breadth-first, the unbuilt rules it calls while the states added stay under half of the
-table's: the table grows geometrically, so the copies that extensions make are linear in its
-final size. The table's state numbers never change (rules are appended); its byte classes may
+breadth-first from it and from the unbuilt rules the table calls already, the next rules a
+step may reach, while the states added stay under half of the table's: the table grows
+geometrically, so the copies that extensions make are linear in its final size. The table's state numbers never change (rules are appended); its byte classes may
 be refined, which re-maps the columns of the rules already in it. Callers serialize
 extensions of one table (`PushdownTokenSets.need`).
 """
@@ -152,13 +152,15 @@ this share of the table's states."""
 
 
 def extended(table: PushdownTable, rule: int) -> PushdownTable:
-    """`table` with rule `rule` built, and the unbuilt rules it calls, breadth-first, while
-    the added states stay under `EXTENSION_SHARE` of the table's (module docstring)."""
+    """`table` with rule `rule` built, then, breadth-first from it and from the unbuilt rules
+    the table calls, more rules while the added states stay under `EXTENSION_SHARE` of the
+    table's (module docstring)."""
     source = table.source
     if source is None or table.rule_start[rule] >= 0:
         raise ValueError(f"rule {rule} is already built or the table has no source")
     batch: dict[int, RuleAutomaton] = {}
-    queue = collections.deque([rule])
+    called = table.call_rule[table.rule_start[table.call_rule] < 0]
+    queue = collections.deque([rule, *np.unique(called).tolist()])
     added = 0
     while queue:
         r = queue.popleft()
