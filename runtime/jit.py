@@ -26,6 +26,13 @@ integer semantics part from Numba's (an int32 outgrowing int32, which Numba comp
 a wrap-around), the call is undone and the compiled kernel runs, so both tiers give the same
 results (`tests/runtime/test_jit.py`). Kernels that fill masks always compile.
 
+Cache freshness: Numba keys a cached kernel by its own source file's time stamp and its own
+bytecode, but a kernel's machine code also holds the kernels it calls or inlines, often from
+other modules: a cache entry could outlive an edit of a callee (a changed `close_set` in
+`earley.py` under an unchanged `fill_mask` in `kernels.py`) and run the old code. So every
+kernel's stamp also holds a digest of the time stamps and sizes of all the package's Python
+files (`SOURCES_STAMP`): any change to grammask's sources makes every cached kernel stale.
+
 Compilation stays lazy: importing a module compiles nothing, so kernels that only `precompute`,
 minimization or lint use cost nothing until used. `declared()` lists every kernel of the
 modules imported so far; `warm_up` (behind `grammask warmup`, which adds the compiler's
@@ -34,10 +41,12 @@ pay the cold cost once, ahead of time (see the README).
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from types import FunctionType
 from typing import Any
 
@@ -80,6 +89,31 @@ in all (larger inputs compile it at once); environment variable
 INTERPRET_BUDGET_S = _setting("GRAMMASK_JIT_INTERPRET_S", 0.25)
 """...and while it has run as Python for less than this many seconds in this process
 (`GRAMMASK_JIT_INTERPRET_S`; 0 compiles every kernel on first use)."""
+
+
+def _sources_stamp() -> str:
+    """A digest of (path, modification time, size) of every Python file of the runtime and
+    compiler packages (about 140 `stat` calls, once per process)."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for part in ("runtime", "compiler"):
+        for path in sorted((root / part).rglob("*.py")):
+            st = path.stat()
+            h.update(f"{path.relative_to(root)}:{st.st_mtime_ns}:{st.st_size}\n".encode())
+    return h.hexdigest()
+
+
+SOURCES_STAMP = _sources_stamp()
+"""Part of every kernel's cache stamp (module docstring, "Cache freshness")."""
+
+
+def _stamp_cache(dispatcher: CPUDispatcher) -> None:
+    """Add `SOURCES_STAMP` to the source stamp under which Numba caches `dispatcher` (read
+    and written with its index file; absent if Numba's cache internals differ, which then
+    keep their own stamp)."""
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    if cache_file is not None and hasattr(cache_file, "_source_stamp"):
+        cache_file._source_stamp = (cache_file._source_stamp, SOURCES_STAMP)
 
 
 def _arrays(args: tuple[Any, ...]) -> Iterator[np.ndarray]:
@@ -202,6 +236,7 @@ def kernel(*signature: types.Type, nrt: bool = True, tiered: bool = False,
         dispatcher = njit(**options)(fn)
         if not isinstance(dispatcher, CPUDispatcher):
             return dispatcher  # NUMBA_DISABLE_JIT: the plain function
+        _stamp_cache(dispatcher)
         dispatcher.__class__ = _Declared
         dispatcher.declared_signatures = (tuple(signature), *also)
         dispatcher.inlined = inline

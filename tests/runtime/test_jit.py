@@ -12,7 +12,7 @@ import pytest
 
 from grammask.compiler.cli.main import main
 from grammask.compiler.cli.warmup import COMPILER_KERNEL_MODULES
-from grammask.runtime.jit import RUNTIME_KERNEL_MODULES, declared, warm_up
+from grammask.runtime.jit import RUNTIME_KERNEL_MODULES, SOURCES_STAMP, declared, warm_up
 from grammask.runtime.row_kernels import array_hash
 
 from ..support.compile_digests import digests
@@ -80,3 +80,15 @@ def test_kernels_run_as_python_give_what_compiled_kernels_give(tmp_path) -> None
     here = digests()
     assert child["digests"] == here
     assert sum(not d.startswith("error") for d in here.values()) >= 40
+
+
+def test_every_kernel_is_cached_under_the_sources_stamp() -> None:
+    """A kernel's cached machine code holds the kernels it calls, often from other modules, so
+    its cache entry must go stale when any of them changes, not only its own file: every
+    kernel's stamp (the one Numba reads and writes with its index) holds `SOURCES_STAMP`, a
+    digest of all the package's sources, which changes with any of them."""
+    warm_up(MODULES)
+    for k in declared():
+        stamp = k._cache._cache_file._source_stamp
+        assert isinstance(stamp, tuple) and stamp[1] == SOURCES_STAMP, k.py_func.__qualname__
+    assert re.fullmatch(r"[0-9a-f]{64}", SOURCES_STAMP)
