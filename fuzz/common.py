@@ -2,6 +2,7 @@
 the checked matcher walk."""
 from __future__ import annotations
 
+import dataclasses
 import random
 import zlib
 from collections.abc import Callable
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grammask.compiler import Limits
+from grammask.compiler import BudgetExceeded, Limits
 from grammask.compiler.ir.nodes import Grammar, Node, Rule
 from grammask.runtime import Matcher, Vocabulary, allocate_token_bitmask
 from tests.support.reference_earley import ReferenceRecognizer
@@ -102,7 +103,20 @@ def walk(m: Matcher, vocab: Vocabulary, rng: random.Random, steps: int,
          finished: Callable[[bytes], None] | None = None) -> None:
     """Random fills, accepts, rollbacks, copies and resets, each mask checked against the
     tokens it allows, a random token against its bit and, with `ref`, against the reference;
-    `finished` gets every text the matcher accepted EOS after."""
+    `finished` gets every text the matcher accepted EOS after. A step that builds a rule
+    automaton over `Limits` (rules kept as rules are built as matchers reach them) ends the
+    walk with `BudgetExceeded`: a finding only if the error names no bound of `Limits`."""
+    try:
+        _walk(m, vocab, rng, steps, ref, finished)
+    except BudgetExceeded as exc:
+        _expect(exc.limit in _LIMIT_NAMES, f"a step's budget error names no bound: {exc}")
+
+
+_LIMIT_NAMES = frozenset(f.name for f in dataclasses.fields(Limits))
+
+
+def _walk(m: Matcher, vocab: Vocabulary, rng: random.Random, steps: int,
+          ref: ReferenceRecognizer | None, finished: Callable[[bytes], None] | None) -> None:
     bitmask = allocate_token_bitmask(1, vocab.size)
     eos = vocab.eos_token_ids.tolist()
     history: list[bytes] = []

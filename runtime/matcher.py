@@ -12,6 +12,11 @@ history for rollback (a deque of the backend's `snapshot` before each step, at m
 `CompiledGrammar.kind`, the one place that tells the kinds apart. A step checks its arguments,
 takes a snapshot, calls one backend hook and appends the snapshot only if the hook advanced;
 the hot loop is that one hook call with a few attribute reads around it.
+
+Errors of a step: `MatcherBudgetExceeded` past the `RuntimeLimits`; and, on a pushdown grammar
+whose rules are built as matchers reach them (`pushdown/assembly.py`), whatever building a rule
+raises: the compiler's `BudgetExceeded` for a rule over the compile `Limits`, naming the rule and
+the bound. Either way the step changes nothing.
 """
 from __future__ import annotations
 

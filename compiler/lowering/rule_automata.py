@@ -265,10 +265,11 @@ class _KeptRules:
         except BudgetExceeded as exc:
             raise exc.located(message=f"rule '{name}': {exc.message}") from None
         with self._lock:
-            self._states += d.table.n_states
-            if self._states > limits.max_pushdown_states:
-                raise limits.exceeded("max_pushdown_states", f"more than {self._states}",
+            total = self._states + d.table.n_states
+            if total > limits.max_pushdown_states:
+                raise limits.exceeded("max_pushdown_states", f"more than {total}",
                                       "states of all rule automata")
+            self._states = total
         t = d.table
         return RuleAutomaton(t.transitions, t.byte_class, t.accepting,
                              np.array([self._index[c] for c in d.called], dtype=np.int32))

@@ -12,9 +12,11 @@ which a table cannot derive from part of its rules. A step that predicts a rule 
 stops with `RuleNeeded` (`earley.py`), and `extended` returns the table with that rule and,
 breadth-first from it and from the unbuilt rules the table calls already, the next rules a
 step may reach, while the states added stay under half of the table's: the table grows
-geometrically, so the copies that extensions make are linear in its final size. The table's state numbers never change (rules are appended); its byte classes may
-be refined, which re-maps the columns of the rules already in it. Callers serialize
-extensions of one table (`PushdownTokenSets.need`).
+geometrically, so the copies that extensions make are linear in its final size. A rule built
+ahead of need that fails (over a budget) is left out: its error comes when a step needs it.
+The table's state numbers never change (rules are appended); its byte classes may be
+refined, which re-maps the columns of the rules already in it. Callers serialize extensions
+of one table (`PushdownTokenSets.need`).
 """
 from __future__ import annotations
 
@@ -166,7 +168,14 @@ def extended(table: PushdownTable, rule: int) -> PushdownTable:
         r = queue.popleft()
         if table.rule_start[r] >= 0 or r in batch:
             continue
-        a = batch[r] = _built(source, r)
+        if batch:
+            try:
+                a = _built(source, r)
+            except Exception:  # noqa: BLE001 - a rule built ahead of need fails when needed
+                continue
+        else:
+            a = _built(source, r)
+        batch[r] = a
         added += a.n_states
         if added >= EXTENSION_SHARE * table.n_states:
             break

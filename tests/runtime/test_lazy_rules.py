@@ -200,3 +200,25 @@ def test_rule_automaton_is_checked() -> None:
         assemble({0: RuleAutomaton(**good)}, ("a", "b"), 0)
     table = assemble({0: RuleAutomaton(**good)}, ("a",), 0)
     assert table.complete and table.source is None
+
+
+def test_a_rule_over_budget_fails_only_the_steps_that_need_it() -> None:
+    """B is over `max_dfa_states`; reaching C also tries B ahead of need, which must not fail
+    the steps that need only C. B is needed by the first step whose tokens can reach it (a
+    fill: some token ends in B's first bytes), which raises its error and changes nothing."""
+    gap = "q" * 16  # longer than any token of the vocabulary
+    text = f'root ::= "a" c "{gap}" b\nc ::= "x" c | "y"\nb ::= [ab]* "a" [ab]{{8}}\n'
+    vocab = small_vocabulary()
+    compiled = compile_gbnf(text, vocab, limits=Limits(max_inline_states=1, max_dfa_states=100))
+    m = Matcher(compiled)
+    bm = allocate_token_bitmask(1, vocab.size)
+    accepted = 0
+    with pytest.raises(BudgetExceeded) as info:
+        for ch in "axy" + gap:
+            m.fill_next_token_bitmask(bm)
+            assert m.accept_token(ord(ch))
+            accepted += 1
+    assert accepted >= 3 + len(gap) - 14
+    assert info.value.limit == "max_dfa_states" and "rule 'b'" in str(info.value)
+    with pytest.raises(BudgetExceeded):
+        m.fill_next_token_bitmask(bm)
