@@ -14,6 +14,7 @@ from typing import Any
 
 from ..runtime.compiled import CompiledGrammar
 from ..runtime.dfa.token_sets import DFATokenSets
+from ..runtime.matcher import Matcher
 from ..runtime.pushdown.table import PushdownTable
 from ..runtime.vocab.vocabulary import Vocabulary
 from .automata.build import check_table_bytes, grammar_dfa
@@ -208,6 +209,10 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
     check_table_bytes(table.nbytes(), limits, "rule automata tables")
     compiled = CompiledGrammar(vocab=vocab, pushdown=table, source=source, notes=(why,),
                                runtime_limits=limits.runtime(), named_tokens=named)
+    if not table.complete:
+        # A matcher's start builds the rules its first Earley set predicts: every use needs
+        # them, so their budget errors are the compile's.
+        Matcher(compiled)
     if precompute:
         precompute_token_sets(compiled, limits)
     return compiled

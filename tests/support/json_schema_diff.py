@@ -110,6 +110,7 @@ class Differential:
         self.check = exact_validator(schema)
         self.data = self.check.schema
         self.compiled = compile_json_schema(schema, vocab, limits=limits)
+        self.compiled.automaton  # every rule built: a budget error is the compile's
         self.raw_only = any("(relaxation string-escapes)" in n for n in self.compiled.notes)
         """Some string takes the `string-escapes` subset: escaped texts are not documented."""
 
