@@ -26,18 +26,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..arrays import checked_array
-from ..dfa.kernels import reachable_and_live
 from .table import PushdownTable, RuleSource
 
 
 @dataclass(frozen=True, eq=False)
 class RuleAutomaton:
     """One rule's automaton: state 0 starts it; `transitions` int32[m, k + c] has a column per
-    byte class of its own (`byte_class` int32[256] in [0, k), every class used) and then one
-    per rule it calls (`called` int32[c], rule numbers), -1 for no move; `accepting` bool[m].
-    Checked at construction: shapes, indices, and trimmed (every state reachable from 0 and
-    able to reach acceptance, calls passable)."""
+    byte class of its own (`byte_class` int32[256] in [0, k)) and then one per rule it calls
+    (`called` int32[c], rule numbers), -1 for no move; `accepting` bool[m]. Checked at
+    construction: types, shapes and indices, what placing it in a table relies on; the table
+    it is assembled into checks the rest (trimmed, `PushdownTable`)."""
 
     transitions: np.ndarray
     byte_class: np.ndarray
@@ -47,7 +45,9 @@ class RuleAutomaton:
     def __post_init__(self) -> None:
         for name, dtype, ndim in (("transitions", np.int32, 2), ("byte_class", np.int32, 1),
                                   ("accepting", np.bool_, 1), ("called", np.int32, 1)):
-            object.__setattr__(self, name, checked_array(getattr(self, name), dtype, name, ndim))
+            a = getattr(self, name)
+            if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != ndim:
+                raise TypeError(f"{name} must be a {ndim}-D numpy array of {np.dtype(dtype)}")
         tr, bc = self.transitions, self.byte_class
         m = tr.shape[0]
         if bc.shape != (256,) or int(bc.min()) < 0:
@@ -58,9 +58,6 @@ class RuleAutomaton:
                              f"accepting [m], got {tr.shape} and {self.accepting.shape}")
         if int(tr.min()) < -1 or int(tr.max()) >= m:
             raise ValueError(f"transitions must lie in [-1, {m})")
-        reach, live = reachable_and_live(tr, self.accepting, 0)
-        if not (reach.all() and live.all()):
-            raise ValueError("a rule automaton must be trimmed")
 
     @property
     def n_states(self) -> int:
@@ -78,8 +75,12 @@ Facts = tuple[np.ndarray, np.ndarray, np.ndarray]
 def _refined(partitions: list[np.ndarray]) -> np.ndarray:
     """int32[256]: the coarsest partition refining every one of `partitions`, numbered in
     order of each class's first byte."""
-    _, first, inverse = np.unique(np.stack(partitions, axis=1), axis=0, return_index=True,
-                                  return_inverse=True)
+    key = np.zeros(256, dtype=np.int64)
+    for p in partitions:
+        key = key * (int(p.max()) + 1) + p
+        if len(partitions) > 2:
+            key = np.unique(key, return_inverse=True)[1].reshape(-1)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     rank = np.empty(len(first), dtype=np.int32)
     rank[np.argsort(first)] = np.arange(len(first), dtype=np.int32)
     return rank[inverse.reshape(-1)]
@@ -106,29 +107,32 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
     first_byte = np.zeros(n_classes, dtype=np.int64)
     first_byte[classes[::-1]] = np.arange(255, -1, -1)
     base = 0 if prior is None else prior.n_states
+    total = base + sum(a.n_states for a in automata.values())
+    transitions = np.empty((total, n_classes), dtype=np.int32)
     rule_start = np.full(n_rules, -1, dtype=np.int32)
-    rows, accepting, state_rule, sources, callees, targets = [], [], [], [], [], []
+    accepting, state_rule, sources, callees, targets = [], [], [], [], []
     if prior is not None:
         rule_start[:] = prior.rule_start
-        rows.append(prior.transitions[:, prior.byte_class[first_byte]])
+        transitions[:base] = prior.transitions[:, prior.byte_class[first_byte]]
         accepting.append(prior.accepting)
         state_rule.append(prior.state_rule)
         sources.append(np.repeat(np.arange(base, dtype=np.int32), np.diff(prior.call_offsets)))
         callees.append(prior.call_rule)
         targets.append(prior.call_next)
     for r, a in automata.items():
-        own = a.n_own_classes
-        placed = a.transitions[:, a.byte_class[first_byte]]
-        rows.append(np.where(placed >= 0, placed + base, -1).astype(np.int32))
+        m, own = a.n_states, a.n_own_classes
+        block = transitions[base:base + m]
+        block[...] = a.transitions[:, a.byte_class[first_byte]]
+        np.add(block, base, out=block, where=block >= 0)
         accepting.append(a.accepting)
-        state_rule.append(np.full(a.n_states, r, dtype=np.int32))
+        state_rule.append(np.full(m, r, dtype=np.int32))
         calls = a.transitions[:, own:]
         s, j = np.nonzero(calls >= 0)
-        sources.append((s + base).astype(np.int32))
+        sources.append(s + base)
         callees.append(a.called[j])
-        targets.append((calls[s, j] + base).astype(np.int32))
+        targets.append(calls[s, j] + base)
         rule_start[r] = base
-        base += a.n_states
+        base += m
     source_of = np.concatenate(sources)
     call_offsets = np.zeros(base + 1, dtype=np.int32)
     np.cumsum(np.bincount(source_of, minlength=base), out=call_offsets[1:])
@@ -137,7 +141,7 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
         source = source or prior.source
     complete = bool((rule_start >= 0).all())
     return PushdownTable(
-        byte_class=classes, transitions=np.concatenate(rows), accepting=np.concatenate(accepting),
+        byte_class=classes, transitions=transitions, accepting=np.concatenate(accepting),
         call_offsets=call_offsets, call_rule=np.concatenate(callees).astype(np.int32),
         call_next=np.concatenate(targets).astype(np.int32),
         state_rule=np.concatenate(state_rule), rule_start=rule_start, start_rule=start_rule,

@@ -192,8 +192,10 @@ def test_rule_automaton_is_checked() -> None:
     good = dict(transitions=np.array([[-1, 1], [-1, -1]], dtype=np.int32), byte_class=bc,
                 accepting=np.array([False, True]), called=np.zeros(0, dtype=np.int32))
     RuleAutomaton(**good)
-    with pytest.raises(ValueError, match="trimmed"):
-        RuleAutomaton(**{**good, "accepting": np.array([False, False])})
+    with pytest.raises(ValueError, match="trimmed"):  # checked by the table it goes into
+        assemble({0: RuleAutomaton(**{**good, "accepting": np.array([False, False])})}, ("a",), 0)
+    with pytest.raises(TypeError, match="int32"):
+        RuleAutomaton(**{**good, "called": np.zeros(0, dtype=np.int64)})
     with pytest.raises(ValueError, match="lie in"):
         RuleAutomaton(**{**good, "transitions": np.array([[-1, 2], [-1, -1]], dtype=np.int32)})
     with pytest.raises(ValueError, match="needs nullable"):
