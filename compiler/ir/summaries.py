@@ -15,7 +15,8 @@ The linter (`analyses/`) reports from these summaries and the rule-automata buil
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections import ChainMap
+from collections.abc import Callable, Iterable, MutableMapping
 from typing import TypeVar
 
 import numpy as np
@@ -47,19 +48,22 @@ T = TypeVar("T")
 
 
 def fold(node: Node, combine: Callable[[Node, list[T]], T],
-         memo: dict[int, T] | None = None) -> T:
+         memo: MutableMapping[int, T] | None = None) -> T:
     """`combine(n, values of n's children)` for every node, children first, computed once per
     shared sub-expression; an explicit stack, so nesting depth is not limited by recursion.
-    `memo` (keyed by node id) receives every node's value when given."""
+    `memo` (keyed by node id) receives every node's value when given; a node already in it is
+    not visited again (nor below it)."""
     memo = {} if memo is None else memo
     stack: list[tuple[Node, bool]] = [(node, False)]
+    done = 0
     while stack:
         n, ready = stack.pop()
         kids = children(n)
         if ready or not kids:
             if id(n) not in memo:
                 memo[id(n)] = combine(n, [memo[id(k)] for k in kids])
-                if not len(memo) & 4095:
+                done += 1
+                if not done & 4095:
                     deadline.check()
             continue
         if id(n) in memo:
@@ -218,10 +222,8 @@ def _automaton_summary(d: DFATable) -> Summary:
     return True, bool(d.accepting[d.start]), first, last
 
 
-def summarize(node: Node, rules: dict[str, Summary],
-              memo: dict[int, Summary] | None = None) -> Summary:
-    """The summary of `node` given those of the rules (a missing rule derives nothing);
-    `memo` receives every sub-expression's, keyed by id."""
+def _combiner(rules: dict[str, Summary]) -> Callable[[Node, list[Summary]], Summary]:
+    """`fold`'s combine for summaries, given those of the rules."""
 
     def combine(n: Node, kids: list[Summary]) -> Summary:
         kind = type(n)
@@ -258,22 +260,49 @@ def summarize(node: Node, rules: dict[str, Summary],
             return True, n.min == 0 or item[1], item[2], item[3]  # type: ignore[union-attr]
         return _leaf_summary(n)
 
-    return fold(node, combine, memo)
+    return combine
+
+
+def summarize(node: Node, rules: dict[str, Summary],
+              memo: MutableMapping[int, Summary] | None = None) -> Summary:
+    """The summary of `node` given those of the rules (a missing rule derives nothing);
+    `memo` receives every sub-expression's, keyed by id."""
+    return fold(node, _combiner(rules), memo)
+
+
+def _closed_summaries(bodies: Iterable[Node]) -> dict[int, Summary]:
+    """The summaries of the nodes of `bodies` that reference no rule (by id): the same in
+    every rule and every round of a fixpoint over rules."""
+    combine = _combiner({})
+
+    def with_openness(n: Node, kids: list[tuple[Summary, bool]]) -> tuple[Summary, bool]:
+        return (combine(n, [k[0] for k in kids]),
+                type(n) is RuleRef or any(k[1] for k in kids))
+
+    values: dict[int, tuple[Summary, bool]] = {}
+    for body in bodies:
+        fold(body, with_openness, values)
+    return {i: v[0] for i, v in values.items() if not v[1]}
 
 
 def rule_summaries(grammar: Grammar, names: list[str]
-                   ) -> tuple[dict[str, Summary], dict[str, dict[int, Summary]]]:
+                   ) -> tuple[dict[str, Summary], dict[str, ChainMap[int, Summary]]]:
     """The summary of each rule of `names` (a set closed under references, e.g. the reachable
-    rules) as a least fixpoint, and per rule the summaries of its body's nodes by id."""
+    rules) as a least fixpoint, and per rule the summaries of its body's nodes by id: a
+    `ChainMap` whose first map holds the nodes that reference a rule, computed for this rule,
+    and whose second the nodes that reference none, computed once for all rules (a grammar's
+    rules share most of those: strings, numbers, whitespace; a fixpoint round re-computes only
+    the first kind)."""
     rules = grammar.by_name
+    known = _closed_summaries(rules[name].body for name in names)
     users, work = rule_worklist(grammar, names)
     summary: dict[str, Summary] = {}
-    memos: dict[str, dict[int, Summary]] = {}
+    memos: dict[str, ChainMap[int, Summary]] = {}
     queued = set(work)
     while work:
         name = work.pop()
         queued.discard(name)
-        memos[name] = {}
+        memos[name] = ChainMap({}, known)
         value = summarize(rules[name].body, summary, memos[name])
         if summary.get(name) != value:
             summary[name] = value

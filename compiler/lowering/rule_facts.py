@@ -14,12 +14,16 @@ Byte sets are 256-bit Python ints (as in `summaries.py`).
 """
 from __future__ import annotations
 
+from collections import ChainMap
+
 import numpy as np
 
-from ..ir.nodes import Automaton, CharClass, Choice, Grammar, Literal, Node, Repeat, RuleRef, Seq
+from ..ir.nodes import Choice, Grammar, Node, Repeat, RuleRef, Seq
 from ..ir.summaries import Summary
 
-Memos = dict[str, dict[int, Summary]]
+Memos = dict[str, ChainMap[int, Summary]]
+"""Per rule, its nodes' summaries (`rule_summaries`): maps[0] holds the nodes that reference
+a rule; a node in neither map is not in the rule's body."""
 
 
 def _follows(grammar: Grammar, kept: list[str], memos: Memos
@@ -37,8 +41,8 @@ def _follows(grammar: Grammar, kept: list[str], memos: Memos
         while stack:
             n, after, tail, owner = stack.pop()
             memo = memos[owner]
-            if isinstance(n, (Literal, CharClass, Automaton)) or not memo[id(n)][0]:
-                continue
+            if id(n) not in memo.maps[0] or not memo[id(n)][0]:
+                continue  # references no rule, or derives nothing
             if (id(n), after, tail) in seen:
                 continue
             seen.add((id(n), after, tail))
