@@ -9,7 +9,8 @@ fill (timed) and whether the text may end there (grammask: `can_terminate()`; pe
 last mask). The garbage collector is off inside the timed regions.
 
 Classes (`classify`), the first that applies: crash (an exception other than the engine's
-compile error, or a dead worker), timeout, compile error, validation error (a valid instance
+compile error, or a dead worker), timeout, compile error (also when a step raises it: grammask
+builds rule automata as matchers reach them, and a budget may be met then), validation error (a valid instance
 rejected at some token; with `require_eos` also one that may not end after its last token),
 invalidation error (an invalid instance accepted to its end where it may end), passing. A schema
 without tests (or whose instances cannot be written as JSON text) is only compiled: it is
@@ -271,7 +272,7 @@ def run_case(engine: Engine, case: Case, vocab: Any,
             out.instances.append(Instance(k, valid, len(ids), at, how, can_end,
                                           _context(vocab, ids, text, at)))
     except Exception as exc:  # every failure is an outcome, never the end of the run
-        if out.compile_s is None and isinstance(exc, engine.compile_errors):
+        if isinstance(exc, engine.compile_errors):
             out.status, out.code = COMPILE_ERROR, engine.code_of(exc)
             out.message = str(exc)[:1000]
         else:

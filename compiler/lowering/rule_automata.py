@@ -258,7 +258,9 @@ class _KeptRules:
         self._states = 0
         self._lock = threading.Lock()
 
-    def build(self, rule: int) -> RuleAutomaton:
+    def build(self, rule: int, ahead: bool = False) -> RuleAutomaton:
+        """Rule `rule`'s automaton (`ahead`: built ahead of need, counted all the same);
+        `BudgetExceeded` past a budget."""
         name, limits = self._keep[rule], self._limits
         try:
             d = rule_dfa(name, self._bodies[rule], limits, self._inline)

@@ -13,7 +13,11 @@ stops with `RuleNeeded` (`earley.py`), and `extended` returns the table with tha
 breadth-first from it and from the unbuilt rules the table calls already, the next rules a
 step may reach, while the states added stay under half of the table's: the table grows
 geometrically, so the copies that extensions make are linear in its final size. A rule built
-ahead of need that fails (over a budget) is left out: its error comes when a step needs it.
+ahead of need that fails (over a budget) is left out, and ends the extension: its error comes
+when a step needs it. Rules built ahead of need count in the budget like the others, so a
+grammar whose rules together pass `max_pushdown_states` may meet it sooner than its walks
+alone would; and near that bound, extensions add one needed rule at a time, each copying the
+table (a grammar whose rules fit the bound never gets there).
 The table's state numbers never change (rules are appended); its byte classes may be
 refined, which re-maps the columns of the rules already in it. Callers serialize extensions
 of one table (`PushdownTokenSets.need`).
@@ -108,12 +112,17 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
     first_byte[classes[::-1]] = np.arange(255, -1, -1)
     base = 0 if prior is None else prior.n_states
     total = base + sum(a.n_states for a in automata.values())
-    transitions = np.empty((total, n_classes), dtype=np.int32)
+    same_classes = prior is not None and prior.n_classes == n_classes
+    # With the byte classes unchanged, the prior rows are kept as they are: the new ones are
+    # written after them, and the table is made of the two as one immutable buffer (one copy).
+    transitions = np.empty((total - base if same_classes else total, n_classes), dtype=np.int32)
+    offset = base if same_classes else 0
     rule_start = np.full(n_rules, -1, dtype=np.int32)
     accepting, state_rule, sources, callees, targets = [], [], [], [], []
     if prior is not None:
         rule_start[:] = prior.rule_start
-        transitions[:base] = prior.transitions[:, prior.byte_class[first_byte]]
+        if not same_classes:
+            transitions[:base] = prior.transitions[:, prior.byte_class[first_byte]]
         accepting.append(prior.accepting)
         state_rule.append(prior.state_rule)
         sources.append(np.repeat(np.arange(base, dtype=np.int32), np.diff(prior.call_offsets)))
@@ -121,7 +130,7 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
         targets.append(prior.call_next)
     for r, a in automata.items():
         m, own = a.n_states, a.n_own_classes
-        block = transitions[base:base + m]
+        block = transitions[base - offset:base - offset + m]
         block[...] = a.transitions[:, a.byte_class[first_byte]]
         np.add(block, base, out=block, where=block >= 0)
         accepting.append(a.accepting)
@@ -141,7 +150,8 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
         source = source or prior.source
     complete = bool((rule_start >= 0).all())
     return PushdownTable(
-        byte_class=classes, transitions=transitions, accepting=np.concatenate(accepting),
+        byte_class=classes, accepting=np.concatenate(accepting),
+        transitions=_after(prior.transitions, transitions) if same_classes else transitions,
         call_offsets=call_offsets, call_rule=np.concatenate(callees).astype(np.int32),
         call_next=np.concatenate(targets).astype(np.int32),
         state_rule=np.concatenate(state_rule), rule_start=rule_start, start_rule=start_rule,
@@ -150,6 +160,17 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
         follow=None if facts is None else facts[1],
         can_end=None if facts is None else facts[2],
         source=None if complete else source)
+
+
+def _after(head: np.ndarray, tail: np.ndarray) -> np.ndarray:
+    """The rows of `head` (immutable, see `arrays.py`) then those of `tail`, as one immutable
+    array made with a single copy of each."""
+    base: object = head
+    while isinstance(base, np.ndarray):
+        base = base.base
+    data = base if isinstance(base, bytes) and len(base) == head.nbytes else head.tobytes()
+    joined = b"".join((data, tail.tobytes()))  # type: ignore[arg-type]
+    return np.frombuffer(joined, dtype=head.dtype).reshape(-1, head.shape[1])
 
 
 EXTENSION_SHARE = 0.5
@@ -174,9 +195,9 @@ def extended(table: PushdownTable, rule: int) -> PushdownTable:
             continue
         if batch:
             try:
-                a = _built(source, r)
+                a = _built(source, r, ahead=True)
             except Exception:  # noqa: BLE001 - a rule built ahead of need fails when needed
-                continue
+                break  # over a budget: the next would be too, most likely
         else:
             a = _built(source, r)
         batch[r] = a
@@ -197,8 +218,8 @@ def complete(table: PushdownTable) -> PushdownTable:
                     table.start_rule, prior=table)
 
 
-def _built(source: RuleSource, rule: int) -> RuleAutomaton:
-    a = source.build(rule)
+def _built(source: RuleSource, rule: int, ahead: bool = False) -> RuleAutomaton:
+    a = source.build(rule, ahead)
     if not isinstance(a, RuleAutomaton):
         raise TypeError(f"a rule source must build a RuleAutomaton, got {type(a).__name__}")
     return a

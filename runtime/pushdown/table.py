@@ -44,8 +44,9 @@ def _unpack(bits: np.ndarray) -> np.ndarray:
 class RuleSource(Protocol):
     """What builds the rules of a table that has not built them all (`assembly.py`)."""
 
-    def build(self, rule: int) -> object:
-        """Rule `rule`'s automaton, an `assembly.RuleAutomaton`."""
+    def build(self, rule: int, ahead: bool = False) -> object:
+        """Rule `rule`'s automaton, an `assembly.RuleAutomaton`; `ahead`: built ahead of need
+        (a source may refuse those, raising)."""
 
 
 @dataclass(frozen=True, eq=False)
