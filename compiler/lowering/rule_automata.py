@@ -199,6 +199,13 @@ SMALL_LEAF_STATES = 64
 """A rule that references no other rule and whose automaton has at most this many states is
 inlined even when rules are otherwise kept (`inline_leaves`)."""
 
+LEAF_PROBE_FACTOR = 4
+"""Whether a leaf is small is found by building it with at most this many times
+`SMALL_LEAF_STATES` subset states (and `LEAF_PROBE_FACTOR**2` times as many NFA states): a
+large leaf costs a bounded probe, not its whole automaton, and is kept as a rule, built when
+a matcher first reaches it (one whose minimal automaton is small but whose subset
+construction is not is kept too: a choice of speed, never of language)."""
+
 
 def build_pushdown(
     grammar: Grammar, limits: Limits = DEFAULT_LIMITS, *, keep_all: bool = False,
@@ -230,12 +237,15 @@ def build_pushdown(
 def _without_small_leaves(grammar: Grammar, order: list[str], limits: Limits) -> list[str]:
     uses = rule_uses(grammar)
     rules = grammar.by_name
+    probe = dataclasses.replace(
+        limits, max_dfa_states=min(limits.max_dfa_states, LEAF_PROBE_FACTOR * SMALL_LEAF_STATES),
+        max_nfa_states=min(limits.max_nfa_states, LEAF_PROBE_FACTOR**2 * SMALL_LEAF_STATES))
     keep = []
     for name in order:
         deadline.check()
         if name != grammar.start and not uses[name] and not rules[name].kept:
             try:
-                if rule_dfa(name, rules[name].body, limits).table.n_states <= SMALL_LEAF_STATES:
+                if rule_dfa(name, rules[name].body, probe).table.n_states <= SMALL_LEAF_STATES:
                     continue
             except BudgetExceeded:
                 pass
