@@ -152,9 +152,32 @@ def _walk(m: Matcher, vocab: Vocabulary, rng: random.Random, steps: int,
             n = rng.randint(1, min(m.num_rollback_steps, len(history)) or 1)
             m.rollback(n)
             del history[len(history) - n:]
+        elif op < 0.92:
+            _check_draft(m, vocab, rng, allowed)
         elif op < 0.95:
-            m = m.copy()
+            m = m.fork()
         else:
             m.reset()
             history.clear()
 
+
+
+def _check_draft(m: Matcher, vocab: Vocabulary, rng: random.Random, allowed: np.ndarray) -> None:
+    """`validate_tokens` and `fill_draft_bitmasks` of a random draft against the same steps
+    one at a time on a fork; the matcher must be left as it was."""
+    draft = [int(rng.choice(allowed.tolist())) if rng.random() < 0.8 else rng.randrange(vocab.size)
+             for _ in range(rng.randint(0, 4))]
+    before = (m.num_rollback_steps, m.can_terminate())
+    rows = allocate_token_bitmask(len(draft) + 1, vocab.size)
+    n_valid, n_rows = m.validate_tokens(draft), m.fill_draft_bitmasks(draft, rows)
+    _expect((m.num_rollback_steps, m.can_terminate()) == before, "a draft changed the matcher")
+    f, one = m.fork(), allocate_token_bitmask(1, vocab.size)
+    accepted = 0
+    for k in range(len(draft) + 1):
+        f.fill_next_token_bitmask(one)
+        _expect(np.array_equal(one[0], rows[k]), f"draft row {k} differs from a step's fill")
+        if k == len(draft) or f.is_terminated() or not f.accept_token(draft[k]):
+            break
+        accepted += 1
+    _expect(n_valid == accepted and n_rows == accepted + 1,
+            f"draft {draft}: validate {n_valid}, rows {n_rows}, one by one {accepted}")

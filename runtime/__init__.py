@@ -1,4 +1,5 @@
 """grammask.runtime: vocabularies, compiled tables and the Matcher (numpy + Numba only)."""
+from .batch import batch_fill_next_token_bitmask
 from .bitmask import allocate_token_bitmask, apply_token_bitmask_inplace, unpack_bitmask
 from .compiled import CompiledGrammar
 from .dfa.table import DFATable
@@ -16,5 +17,6 @@ __all__ = [
     "Vocabulary",
     "allocate_token_bitmask",
     "apply_token_bitmask_inplace",
+    "batch_fill_next_token_bitmask",
     "unpack_bitmask",
 ]

@@ -33,6 +33,19 @@ def as_bitmask_array(bitmask: Any, n_words: int, index: Any) -> np.ndarray:
     """The numpy view of row `index` of a bitmask (numpy, or a CPU torch tensor), checked: an
     int32 array of shape (batch, n_words), `index` an int in [0, batch), the row C-contiguous
     and writeable. Kernels write exactly `n_words` words into the row it returns."""
+    arr = bitmask_view(bitmask, n_words)
+    if type(index) is not int:
+        if isinstance(index, bool) or not isinstance(index, np.integer):
+            raise TypeError(f"index must be an int, got {type(index).__name__} {index!r}")
+        index = int(index)
+    if not 0 <= index < arr.shape[0]:
+        raise ValueError(f"index {index} out of range for a batch of {arr.shape[0]}")
+    return arr[index]
+
+
+def bitmask_view(bitmask: Any, n_words: int) -> np.ndarray:
+    """The numpy view of a whole bitmask (numpy, or a CPU torch tensor), checked as
+    `as_bitmask_array` checks it, but for a row index."""
     arr = bitmask
     if type(arr) is not np.ndarray:
         if isinstance(arr, np.ndarray):
@@ -50,17 +63,11 @@ def as_bitmask_array(bitmask: Any, n_words: int, index: Any) -> np.ndarray:
     shape = arr.shape
     if len(shape) != 2 or shape[1] != n_words:
         raise ValueError(f"bitmask must have shape (batch, {n_words}) for this vocabulary, got {tuple(shape)}")
-    if type(index) is not int:
-        if isinstance(index, bool) or not isinstance(index, np.integer):
-            raise TypeError(f"index must be an int, got {type(index).__name__} {index!r}")
-        index = int(index)
-    if not 0 <= index < shape[0]:
-        raise ValueError(f"index {index} out of range for a batch of {shape[0]}")
     if not arr.flags.writeable:
         raise ValueError("bitmask is read-only")
     if arr.strides[1] != 4 and n_words > 1:
         raise ValueError("bitmask rows must be contiguous (e.g. a C-ordered array)")
-    return arr[index]
+    return arr
 
 
 def unpack_bitmask(bitmask: np.ndarray, width: int) -> np.ndarray:

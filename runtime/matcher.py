@@ -205,6 +205,65 @@ class Matcher:
         self._backend.restore(self._history.pop())
         self._terminated = False
 
+    def _token_ids(self, token_ids: Any) -> list[int]:
+        if isinstance(token_ids, (str, bytes)) or not hasattr(token_ids, "__iter__"):
+            raise TypeError(f"token ids must be a sequence of ints, got {type(token_ids).__name__}")
+        return [_check_token_id(t, self._size) for t in token_ids]
+
+    def _step(self, tid: int) -> bool:
+        """Advance the backend by one token (EOS: only where the text may end, and then
+        terminate); False, changing nothing, when it is not allowed. Not kept in history."""
+        if tid in self._eos:
+            if not self._backend.is_complete():
+                return False
+            self._terminated = True
+            return True
+        return self._backend.advance_token(tid)
+
+    def validate_tokens(self, token_ids: Any) -> int:
+        """How many leading tokens of `token_ids` `accept_token` would accept one after the
+        other (an EOS where the text may end, and nothing after it); the matcher is left as it
+        was. 0 after termination. For verifying a draft without a rollback."""
+        ids = self._token_ids(token_ids)
+        backend, entry, terminated = self._backend, self._backend.snapshot(), self._terminated
+        n = 0
+        try:
+            for tid in ids:
+                if self._terminated or not self._step(tid):
+                    break
+                n += 1
+        finally:
+            backend.restore(entry)
+            self._terminated = terminated
+        return n
+
+    def fill_draft_bitmasks(self, draft_ids: Any, bitmask: Any, start_index: int = 0) -> int:
+        """Fill row `start_index + k` of `bitmask` with the mask after accepting
+        `draft_ids[:k]`, for k = 0, 1, ... up to `len(draft_ids)`, stopping after the row
+        before the first token that is not allowed; return how many rows were filled. The
+        matcher is left as it was. The rows `start_index` to `start_index + len(draft_ids)`
+        must exist (checked before anything is written). What an engine needs to verify a
+        speculative draft in one call: row k masks the target model's logits at draft
+        position k."""
+        ids = self._token_ids(draft_ids)
+        start = _check_count("start_index", start_index)
+        rows = [as_bitmask_array(bitmask, self._n_words, start + k) for k in range(len(ids) + 1)]
+        backend, entry, terminated = self._backend, self._backend.snapshot(), self._terminated
+        filled = 0
+        try:
+            for k, row in enumerate(rows):
+                if self._terminated:
+                    np.copyto(row, self._eos_row)
+                else:
+                    backend.fill(row)
+                filled += 1
+                if k == len(ids) or self._terminated or not self._step(ids[k]):
+                    break
+        finally:
+            backend.restore(entry)
+            self._terminated = terminated
+        return filled
+
     def reset(self) -> None:
         """Back to the start of the grammar, history cleared."""
         self._backend.restore(self._initial)
@@ -230,8 +289,11 @@ class Matcher:
                 continue
         return ""
 
-    def copy(self) -> "Matcher":
-        """An independent matcher in the same state, sharing the compiled grammar."""
+    def fork(self) -> "Matcher":
+        """An independent matcher in the same state, sharing the compiled grammar: a copy of
+        this one's recognizer state (a DFA state, or the Earley sets: linear in the bytes
+        accepted) and of its history, so either can roll back across the steps before the
+        fork. For a beam or a tree of drafts."""
         other = object.__new__(type(self))
         other.__dict__.update(self.__dict__)
         other._history = deque(self._history, maxlen=self.max_rollback_tokens)

@@ -183,7 +183,7 @@ def test_rollback_and_copy_are_equivalent_to_replay() -> None:
         masks.append(mask_of(m))
     for _ in range(20):
         k = rng.randint(0, len(ids))
-        other = m.copy()
+        other = m.fork()
         other.rollback(len(ids) - k)
         assert mask_of(other) == masks[k]
         for tid in ids[k:]:

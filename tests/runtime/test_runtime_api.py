@@ -110,7 +110,7 @@ def test_bounded_history() -> None:
 def test_reset_and_copy() -> None:
     m = Matcher(ab_star())
     m.accept_token(0)
-    c = m.copy()
+    c = m.fork()
     m.reset()
     assert mask(m) == {0, 2, 4, EOS} and mask(c) == {1, 3}
     assert c.accept_token(1) and c.can_terminate() and m.can_terminate()

@@ -33,7 +33,7 @@ ROOMY = RuntimeLimits(max_step_work=10**12, max_earley_items=1 << 30)
 
 def seen(m: Matcher) -> tuple:
     """What a matcher in the same state shows, observed without the bounds."""
-    observer = m.copy()
+    observer = m.fork()
     observer.limits = ROOMY
     return observable_state(observer)
 
@@ -71,7 +71,7 @@ def test_a_fill_past_the_step_bound_raises_and_changes_nothing() -> None:
     assert m.accept_string('{"a": {"b": "c')
     bitmask = allocate_token_bitmask(1, m.vocab_size)
     m.fill_next_token_bitmask(bitmask)
-    tight = m.copy()
+    tight = m.fork()
     tight.limits = RuntimeLimits(max_step_work=1)
     with pytest.raises(MatcherBudgetExceeded, match="fill_next_token_bitmask"):
         tight.fill_next_token_bitmask(bitmask)

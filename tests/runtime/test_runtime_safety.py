@@ -66,9 +66,9 @@ def test_bad_token_ids_raise_and_change_nothing(kind: str) -> None:
         assert observable_state(m) == before, bad
     tid = ord("c")
     for cast in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64):
-        other = m.copy()
+        other = m.fork()
         assert other.accept_token(cast(tid))
-        reference = m.copy()
+        reference = m.fork()
         assert reference.accept_token(tid)
         assert observable_state(other) == observable_state(reference)
     assert observable_state(m) == before

@@ -45,7 +45,7 @@ def walk(compiled: CompiledGrammar, seed: int, steps: int) -> Iterator[tuple]:
             tid = rng.randrange(compiled.vocab.size)
             event = ("any", tid, m.accept_token(tid))
         elif r < 0.97:
-            m = m.copy()
+            m = m.fork()
             event = ("copy",)
         else:
             m.reset()
