@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 FUZZ = Path(__file__).resolve().parent
 TARGETS = ("regex", "gbnf", "lark", "jsonschema", "jsonschema-diff", "cli", "matcher",
-           "structural-tag")
+           "structural-tag", "serialized")
 # Inputs run before the clock starts bounding them: they pay for JIT compilation.
 WARMUP = 3
 
@@ -60,6 +60,9 @@ def build_target(name: str, seed: int) -> Target:
         from fuzz.targets import matcher_target
         from grammask.runtime import Vocabulary
         return matcher_target(Vocabulary.default())
+    if name == "serialized":
+        from fuzz.targets import serialized_target
+        return serialized_target()
     from fuzz.targets import frontend_targets
     return frontend_targets()[name]()
 

@@ -6,6 +6,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from grammask.compiler import GrammarError, compile_grammar, compile_ir
 import grammask.compiler.frontends.gbnf as gbnf
 from grammask.compiler.frontends.gbnf import parse_gbnf
@@ -16,6 +18,8 @@ from grammask.compiler.frontends.lark_grammar import parse_lark
 from grammask.compiler.frontends.regex import parse_regex
 from grammask.runtime import Matcher, Vocabulary
 from grammask.runtime.compiled import CompiledGrammar
+from grammask.runtime.errors import SerializedGrammarError
+from grammask.runtime.serialized import pack, unpack
 
 from tests.support.parse_outcomes import outcome
 
@@ -161,6 +165,91 @@ def matcher_target(vocab: Vocabulary) -> Target:
         return str(rng.getrandbits(48))
 
     return Target("matcher", ["0", "1", "2"], run, mutate)
+
+
+def serialized_target() -> Target:
+    """A target whose input is a seed for one change to a serialized grammar (corpus regexes,
+    grammars and schemas on a byte vocabulary): bytes flipped, dropped, repeated, cut or
+    appended, or a table value changed behind a recomputed digest. Loading must give
+    `SerializedGrammarError` or a grammar; the unchanged bytes give the same masks as the
+    grammar they came from, and any grammar that loads is walked."""
+    grammars = [(g, ref) for g, ref, _ in _matcher_grammars(BYTES)]
+    blobs = [g.to_bytes() for g, _ in grammars]
+
+    def run(text: str) -> bool:
+        rng = input_rng(text)
+        i = rng.randrange(len(blobs))
+        data = _changed(blobs[i], rng) if rng.random() < 0.9 else blobs[i]
+        try:
+            loaded = CompiledGrammar.from_bytes(data, BYTES)
+        except SerializedGrammarError:
+            return False
+        if data == blobs[i]:
+            a, b = Matcher(grammars[i][0]), Matcher(loaded)
+            for _ in range(rng.randint(1, 8)):
+                ma, mb = a.fork(), b.fork()
+                tokens = [rng.randrange(BYTES.size) for _ in range(rng.randint(0, 6))]
+                if ma.validate_tokens(tokens) != mb.validate_tokens(tokens):
+                    raise FindingError(f"loaded grammar {i} differs on tokens {tokens}")
+            walk(Matcher(loaded), BYTES, rng, rng.randint(1, 20), grammars[i][1])
+        else:
+            _probe(Matcher(loaded), rng, rng.randint(1, 20))
+        return True
+
+    def mutate(_text: str, rng: random.Random) -> str:
+        return str(rng.getrandbits(48))
+
+    return Target("serialized", ["0", "1", "2"], run, mutate)
+
+
+def _probe(m: Matcher, rng: random.Random, steps: int) -> None:
+    """Walk a grammar made from changed tables: it may need bytes no token of `BYTES`
+    spells (an empty mask, which `walk` would call a finding), but every mask must agree
+    with `accept_token` and no call may fail."""
+    bitmask = np.zeros((1, (BYTES.size + 31) // 32), dtype=np.int32)
+    for _ in range(steps):
+        m.fill_next_token_bitmask(bitmask)
+        bits = np.unpackbits(bitmask[0].view(np.uint8), bitorder="little")[:BYTES.size]
+        allowed = np.flatnonzero(bits).tolist()
+        tid = rng.choice(allowed) if allowed and rng.random() < 0.8 else rng.randrange(BYTES.size)
+        if m.is_terminated():
+            return
+        if m.accept_token(tid) != bool(bits[tid]):
+            raise FindingError(f"token {tid}: accept_token and the mask disagree")
+        if not allowed:
+            return
+
+
+def _changed(data: bytes, rng: random.Random) -> bytes:
+    """`data` with its bytes changed, or (one time in three) a table value changed and the
+    container packed again (a valid digest)."""
+    if rng.random() < 1 / 3:
+        header, arrays = unpack(data)
+        arrays = {k: np.array(a) for k, a in arrays.items()}
+        name = rng.choice(sorted(arrays))
+        a = arrays[name]
+        if a.size:
+            flat = a.reshape(-1)
+            flat[rng.randrange(a.size)] = rng.choice([-2, -1, 0, 1, 255, 256, 1 << 20]) \
+                if a.dtype != np.bool_ else not flat[0]
+        elif rng.random() < 0.5:
+            arrays[name] = np.zeros(rng.randint(1, 4), dtype=a.dtype)
+        return pack(header, arrays)
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(len(out))
+        op = rng.randrange(4)
+        if op == 0:
+            out[i] ^= 1 << rng.randrange(8)
+        elif op == 1:
+            del out[i:i + rng.randint(1, 8)]
+        elif op == 2:
+            out[i:i] = out[i:i + rng.randint(1, 8)]
+        else:
+            del out[i:]
+        if not out:
+            break
+    return bytes(out)
 
 
 def _gbnf_as_lark_reads_it(text: str) -> Grammar:

@@ -5,16 +5,36 @@ automata with calls, run by the Earley kernels, with per-state accepted and unce
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from .. import __version__
 from .dfa.table import DFATable
 from .dfa.token_sets import DFATokenSets
+from .errors import SerializedGrammarError
 from .pushdown.table import PushdownTable
 from .pushdown.token_sets import PushdownTokenSets
 from .run_limits import DEFAULT_RUNTIME_LIMITS, RuntimeLimits
+from .serialized import pack, unpack
 from .vocab.spelling import TokenSpelling, check_named, token_spelling
 from .vocab.vocabulary import Vocabulary
+
+_TABLE_FIELDS = {
+    "dfa": ("byte_class", "transitions", "accepting", "start"),
+    "pushdown": ("byte_class", "transitions", "accepting", "call_offsets", "call_rule",
+                 "call_next", "state_rule", "rule_start", "start_rule", "rule_names"),
+}
+"""The constructor arguments of each kind's table, in the order of its `__reduce__`."""
+
+
+def _as_tuple(header: dict, key: str) -> tuple:
+    value = header.get(key)
+    if not isinstance(value, list):
+        raise SerializedGrammarError(f"header {key!r} must be a list")
+    return tuple(value)
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,9 +91,60 @@ class CompiledGrammar:
         object.__setattr__(self, "token_sets", sets)
 
     def __reduce__(self) -> tuple:
-        pushdown = None if self.pushdown is None else self.automaton
-        return (CompiledGrammar, (self.vocab, self.dfa, self.source, pushdown, self.notes,
-                                  self.runtime_limits, self.named_tokens))
+        # Pickling goes through the serialized form, so loading checks what `from_bytes` does.
+        return (CompiledGrammar.from_bytes, (self.to_bytes(), self.vocab))
+
+    def to_bytes(self) -> bytes:
+        """This grammar as bytes (`serialized.py`'s container): the automaton with every
+        rule built, where it came from, its notes and limits, the fingerprint of its
+        vocabulary and the grammask version. Token sets are not included: a loaded grammar
+        computes them as masks reach its states, as a fresh compile does."""
+        table = self.automaton
+        arrays, fields = {}, {}
+        for name, value in zip(_TABLE_FIELDS[self.kind], table.__reduce__()[1]):
+            if isinstance(value, np.ndarray):
+                arrays[name] = value
+            else:
+                fields[name] = list(value) if isinstance(value, tuple) else value
+        header = {"grammask": __version__, "vocab": self.vocab.fingerprint, "kind": self.kind,
+                  "source": self.source, "notes": list(self.notes),
+                  "runtime_limits": dataclasses.asdict(self.runtime_limits),
+                  "named_tokens": list(self.named_tokens), "table": fields}
+        return pack(header, arrays)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, vocab: Vocabulary) -> CompiledGrammar:
+        """The grammar `to_bytes` wrote, for `vocab` (the one it was compiled for, or one
+        with the same fingerprint). Everything is checked as when it was compiled;
+        `SerializedGrammarError` says what is wrong (and where, for the container), and
+        nothing else is raised for bad bytes."""
+        if not isinstance(vocab, Vocabulary):
+            raise TypeError(f"vocab must be a Vocabulary, got {type(vocab).__name__}")
+        header, arrays = unpack(data)
+        kind = header.get("kind")
+        if kind not in _TABLE_FIELDS:
+            raise SerializedGrammarError(f"unknown grammar kind {kind!r}")
+        if header.get("vocab") != vocab.fingerprint:
+            raise SerializedGrammarError(
+                f"compiled for another vocabulary (fingerprint {header.get('vocab')!r}; this "
+                f"one is {vocab.fingerprint!r})")
+        fields = header.get("table")
+        names = _TABLE_FIELDS[kind]
+        if not isinstance(fields, dict) or set(fields) | set(arrays) != set(names):
+            raise SerializedGrammarError(f"a {kind} table needs exactly the fields "
+                                         f"{', '.join(names)}")
+        args = [arrays[n] if n in arrays else fields[n] for n in names]
+        args = [tuple(a) if isinstance(a, list) else a for a in args]
+        try:
+            table = (DFATable if kind == "dfa" else PushdownTable)(*args)
+            limits = header.get("runtime_limits")
+            return cls(vocab, **{kind: table}, source=header.get("source"),
+                       notes=_as_tuple(header, "notes"),
+                       runtime_limits=RuntimeLimits(**limits) if isinstance(limits, dict)
+                       else limits,
+                       named_tokens=_as_tuple(header, "named_tokens"))
+        except (TypeError, ValueError) as exc:  # the constructors' checks
+            raise SerializedGrammarError(f"the {kind} grammar fails its checks: {exc}") from None
 
     @property
     def automaton(self) -> DFATable | PushdownTable:

@@ -16,3 +16,14 @@ class MatcherBudgetExceeded(MatcherError):
         super().__init__(message)
         self.limit = limit
         self.value = value
+
+
+class SerializedGrammarError(ValueError):
+    """Bytes that `CompiledGrammar.from_bytes` cannot load: not a serialized grammar, another
+    format version, changed after serialization, made for another vocabulary, or tables that
+    fail their checks. `offset` is the byte offset the problem was found at (None: the whole).
+    """
+
+    def __init__(self, message: str, offset: int | None = None) -> None:
+        super().__init__(message if offset is None else f"{message} (at byte {offset})")
+        self.offset = offset

@@ -5,6 +5,8 @@ the text it points into).
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
@@ -51,6 +53,20 @@ def read_text(path: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not valid UTF-8 (byte {exc.start}: {exc.reason})") from None
+
+
+def write_output(path: str, data: bytes) -> None:
+    """Write `data` to `path` whole: into a temporary file beside it, then renamed over it,
+    so a reader never sees part of it."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
 def read_grammar(path: str) -> str:

@@ -51,6 +51,7 @@ from .inputs import (
     pattern_source,
     read_grammar,
     read_text,
+    write_output,
 )
 from .report import precompute_token_sets, token_sets_line
 from .schema import (
@@ -156,6 +157,11 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     else:
         print("  token sets    computed on first use (--precompute builds them now)")
     print(f"  memory        {compiled.nbytes():,} bytes in all")
+    if args.out is not None:
+        data = compiled.to_bytes()
+        write_output(args.out, data)
+        print(f"  written       {args.out}: {len(data):,} bytes (CompiledGrammar.from_bytes"
+              f" loads it for this vocabulary)")
     return 0
 
 
@@ -310,6 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--precompute", action="store_true",
                       help="compute every state's token set now and report its memory (for"
                       " a pushdown grammar with a progress bar on stderr)")
+    comp.add_argument("--out", metavar="FILE",
+                      help="also write the compiled grammar (CompiledGrammar.to_bytes) to FILE")
     _grammar_options(comp, limit_help)
     add_schema_options(comp)
     comp.set_defaults(func=_cmd_compile)

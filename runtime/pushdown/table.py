@@ -13,7 +13,8 @@ Invariants (checked once in `__post_init__`, trusted by the Numba kernels afterw
   rule of its source state; `rule_start[r]` is a state of rule r (or -1, below); `start_rule`
   is a built rule.
 - Trimmed: every state is reachable from its rule's start and can reach an accepting state of
-  its rule, counting calls as passable; every rule accepts some string. With these, every
+  its rule, counting calls as passable; and, once every rule is built, by bytes and calls of
+  rules that can themselves finish (every rule derives a finite string). With these, every
   configuration the Earley recognizer keeps is a viable prefix.
 - Every array is C-contiguous and immutable (see `DFATable`); `rule_names` is a tuple of str.
 - A rule may be not built yet (`rule_start` -1: no state is its; `assembly.py` builds rules as
@@ -78,6 +79,7 @@ class PushdownTable:
         given = self._given_facts()
         bits = self._check_moves()
         if self.complete:
+            self._check_productive()
             derived = self._derived(bits)
             if given is not None and not all(np.array_equal(a, b) for a, b in zip(given, derived)):
                 raise ValueError("nullable, follow and can_end differ from the rule automata's")
@@ -182,6 +184,24 @@ class PushdownTable:
         if not live.all():
             raise ValueError(f"not trimmed: {n - int(live.sum())} states cannot reach acceptance")
         return bits
+
+    def _check_productive(self) -> None:
+        """Every state of a complete table can finish its rule by bytes and calls of rules
+        that can finish: `ends_fixpoint` with each byte move a call of a rule that ends at
+        once (one more state, accepting, as its start)."""
+        n = self.n_states
+        src, cls = np.nonzero(self.transitions >= 0)
+        to = self.transitions[src, cls]
+        sources = np.concatenate([self._call_sources(), src]).astype(np.int64)
+        callee = np.concatenate([self.call_rule, np.full(len(src), self.n_rules, np.int32)])
+        ends = ends_fixpoint(np.append(self.accepting, True), sources, callee,
+                             np.concatenate([self.call_next, to]).astype(np.int32),
+                             np.append(self.rule_start, np.int32(n)))
+        if not ends[:n].all():
+            rule = int(self.state_rule[np.flatnonzero(~ends[:n])[0]])
+            raise ValueError(f"rule {self.rule_names[rule]!r} has states from which it cannot "
+                             f"finish: a call it cannot return from (a rule that derives no "
+                             f"finite string)")
 
     def _derived(self, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(nullable, follow, can_end) of a complete table as least fixpoints over the call edges, from

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import binascii
 import functools
+import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -103,11 +104,27 @@ class Vocabulary:
         state = {**self.__dict__, "_encoder": None}
         state.pop("grammar_token_list", None)
         state.pop("_special_ids_by_text", None)
+        state.pop("fingerprint", None)
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self.__post_init__()
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """A digest (hex) of everything a compiled grammar depends on: the size, every
+        token's bytes, the EOS and special ids and the special tokens' texts. Equal
+        fingerprints mean interchangeable vocabularies (`CompiledGrammar.from_bytes`)."""
+        h = hashlib.blake2b(digest_size=16)
+        h.update(np.int64(self.size).tobytes())
+        for a in (self.token_offsets, self.token_data, self.eos_token_ids,
+                  self.special_token_ids):
+            h.update(np.int64(a.nbytes).tobytes())
+            h.update(np.ascontiguousarray(a).tobytes())
+        for i, text in self.special_token_text:
+            h.update(np.int64(i).tobytes() + np.int64(len(text)).tobytes() + text)
+        return h.hexdigest()
 
     @property
     def eos_token_id(self) -> int:
