@@ -246,6 +246,10 @@ class LLGuidancePeer:
     def nbytes(self, compiled: Any) -> int | None:
         return None
 
+    def bare_matcher(self, grammar: str) -> Any:
+        """A plain `LLMatcher` of `grammar` (from `grammar_text`), for batch fills."""
+        return self._llg.LLMatcher(self._tok, grammar, log_level=0)
+
     def _new(self, grammar: str) -> _LLGuidanceSession:
         return _LLGuidanceSession(self._llg, self._fill, self._tok, grammar, self._n_words)
 

@@ -7,10 +7,15 @@ the same memory, and each row is exactly what `Matcher.fill_next_token_bitmask` 
 
 Threads: the matchers are dealt to at most `max_threads` workers in turn (worker w takes
 matchers w, w + t, w + 2t, ...: a mixed batch spreads its costly fills), the calling thread
-being one of them, the others from one process-wide pool. A fill's work is in compiled kernels
-that release the GIL (`jit.py`), so the workers overlap there; the few microseconds of Python
-around each fill hold it, and bound the speed-up of batches of cheap fills (a warm DFA state's
-stored row is one copy).
+being one of them, the others from one process-wide pool. A fill's kernels release the GIL
+(`jit.py`), so the workers overlap there; but the Python around each fill (the matcher's
+checks, the backend's dispatch, Numba unboxing some twenty arrays per kernel call: about 3 µs)
+holds it, and on the fills a server mostly makes (a warm state: a stored row, or a short
+recheck of stack-dependent tokens, 3-10 µs in all) that part dominates, so a second thread
+only adds GIL hand-offs: 1.5-2 times slower on JSON and arithmetic batches of 8 to 256
+(`bench/bench_serving.py`). Hence one thread by default. Batches scale only once the per
+matcher dispatch moves into compiled code (one call per worker over the Earley state of all
+its matchers), which the matchers' separately owned arrays do not allow today.
 """
 from __future__ import annotations
 
@@ -96,11 +101,12 @@ def _checked(matchers: Any, bitmask: Any, indices: Any,
 
 def batch_fill_next_token_bitmask(matchers: Sequence[Matcher], bitmask: Any,
                                   indices: Sequence[int] | None = None, *,
-                                  max_threads: int | None = None) -> None:
+                                  max_threads: int | None = 1) -> None:
     """Fill row `indices[i]` (default: row i) of `bitmask` with the mask of `matchers[i]`,
     as `matchers[i].fill_next_token_bitmask(bitmask, indices[i])` would, on up to
-    `max_threads` threads (default: the CPUs this process may run on). Matchers of any
-    grammars and kinds may be mixed; they must share the vocabulary size.
+    `max_threads` threads (default 1; None: the CPUs this process may run on; see the
+    module docstring for when more pay). Matchers of any grammars and kinds may be mixed;
+    they must share the vocabulary size.
 
     Bad arguments (a matcher or a row twice, an index out of range, a bitmask of the wrong
     type, dtype or shape) raise before anything is written. A fill that raises (a budget)

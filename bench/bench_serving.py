@@ -1,0 +1,256 @@
+"""What a serving engine pays per step: batch fills over threads, and draft verification.
+
+    python bench/bench_serving.py [--grammars json,arithmetic] [--batches 1,8,64,256]
+                                  [--threads 1,2] [--peers llguidance] [--json PATH]
+
+Batch fills: B sequences of one grammar, each a seeded number of tokens into its own document
+(`grammar_workloads.py`). A pass is 8 steps of one timed call that fills all B rows (grammask
+`batch_fill_next_token_bitmask(matchers, bitmask, max_threads=T)`, llguidance
+`fill_next_token_bitmask_par(LLExecutor(T), ...)`), each followed by every sequence accepting
+its next document token (untimed); then all roll back. One untimed pass first makes every
+state's first fill (warm: a server after its first requests), so each timed fill is of a new
+position, never a repeat a matcher could answer from its last mask. Reported: the median call
+over the passes, per sequence, and the speed-up from the first to the last thread count.
+
+Draft verification: at every position of every document, a draft of the next K tokens:
+`fill_draft_bitmasks(draft, bitmask)` (K + 1 rows, the matcher unchanged) against what it
+replaces, one `fill_next_token_bitmask` and `accept_token` per draft token, the last fill and
+`rollback(K)`. Reported per draft token.
+
+Serialized grammars: `compile_gbnf` with the process caches cleared (a fresh worker) against
+`CompiledGrammar.from_bytes` of its `to_bytes()`.
+"""
+from __future__ import annotations
+
+import harness  # noqa: F401  (sets thread variables first)
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from grammar_workloads import build_grammar_workloads
+from harness import log, set_up
+from report import table
+
+from grammask.compiler import clear_caches, compile_gbnf
+from grammask.runtime import (
+    CompiledGrammar,
+    Matcher,
+    allocate_token_bitmask,
+    batch_fill_next_token_bitmask,
+)
+
+
+def _starts(docs: list[list[int]], n: int, steps: int, seed: int) -> list[tuple[list[int], list[int]]]:
+    """For each of n sequences: the tokens it accepts before timing (a seeded prefix of one
+    of the documents) and the next `steps` tokens it accepts between timed fills."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        ids = docs[i % len(docs)]
+        k = rng.randrange(max(1, len(ids) - steps))
+        out.append((ids[:k], ids[k:k + steps]))
+    return out
+
+
+def _passes(fill: Any, advance: Any, back: Any, steps: int, repeats: int) -> float:
+    """Median µs of `fill()` over `repeats` passes of `steps` fills, each followed by
+    `advance(j)` (untimed); `back()` returns to the start between passes. One untimed pass
+    first, so every state's first fill is made (warm)."""
+    times = []
+    for r in range(repeats + 1):
+        for j in range(steps):
+            t0 = time.perf_counter_ns()
+            fill()
+            t1 = time.perf_counter_ns()
+            if r:
+                times.append(t1 - t0)
+            advance(j)
+        back()
+    return statistics.median(times) / 1e3
+
+
+def bench_batch(vocab: Any, workload: Any, batches: list[int], threads: list[int],
+                llg: Any, steps: int, repeats: int) -> list[dict[str, Any]]:
+    compiled = compile_gbnf(workload.gbnf, vocab)
+    docs = [vocab.encode(d) for d in workload.docs]
+    results = []
+    llg_text = llg.grammar_text(workload.gbnf, workload.lark) if llg is not None else None
+    for b in batches:
+        plan = _starts(docs, b, steps, seed=b)
+        ms = []
+        for prefix, _ in plan:
+            m = Matcher(compiled)
+            for tok in prefix:
+                if not m.accept_token(tok):
+                    raise RuntimeError("a document token was rejected")
+            ms.append(m)
+        bm = allocate_token_bitmask(b, vocab.size)
+        row: dict[str, Any] = {"grammar": workload.name, "batch": b, "steps": steps}
+
+        def advance(j: int) -> None:
+            for m, (_, nxt) in zip(ms, plan):
+                if j < len(nxt):
+                    m.accept_token(nxt[j])
+
+        def back() -> None:
+            for m, (_, nxt) in zip(ms, plan):
+                m.rollback(min(steps, len(nxt)))
+
+        expected = allocate_token_bitmask(b, vocab.size)
+        for t in threads:
+            batch_fill_next_token_bitmask(ms, bm, max_threads=t)
+            for i, m in enumerate(ms):
+                m.fill_next_token_bitmask(expected, i)
+            if not np.array_equal(bm, expected):
+                raise RuntimeError(f"{t} threads filled other rows than one by one")
+            row[f"grammask_t{t}_us"] = _passes(
+                lambda: batch_fill_next_token_bitmask(ms, bm, max_threads=t), advance, back,
+                steps, repeats)
+        if llg is not None:
+            import llguidance
+            import llguidance.numpy as lln
+
+            lms = []
+            for prefix, _ in plan:
+                lm = llg.bare_matcher(llg_text)
+                for tok in prefix:
+                    lm.consume_token(tok)
+                lms.append(lm)
+            pairs = [(lm, i) for i, lm in enumerate(lms)]
+
+            def llg_advance(j: int) -> None:
+                for lm, (_, nxt) in zip(lms, plan):
+                    if j < len(nxt):
+                        lm.consume_token(nxt[j])
+
+            def llg_back() -> None:
+                for lm, (_, nxt) in zip(lms, plan):
+                    lm.rollback(min(steps, len(nxt)))
+
+            for t in threads:
+                ex = llguidance.LLExecutor(t)
+                row[f"llguidance_t{t}_us"] = _passes(
+                    lambda: lln.fill_next_token_bitmask_par(ex, pairs, bm), llg_advance,
+                    llg_back, steps, repeats)
+        results.append(row)
+        log(f"{workload.name}: batch {b} done")
+    return results
+
+
+def bench_drafts(vocab: Any, workload: Any, k: int, max_positions: int) -> dict[str, Any]:
+    compiled = compile_gbnf(workload.gbnf, vocab)
+    bm = allocate_token_bitmask(k + 1, vocab.size)
+    one_call, stepwise, n = [], [], 0
+    for ids in (vocab.encode(d) for d in workload.docs):
+        m = Matcher(compiled)
+        for pos in range(len(ids) - k):
+            if n >= max_positions:
+                break
+            draft = ids[pos:pos + k]
+            m.fill_draft_bitmasks(draft, bm)  # first fills of the states, untimed
+            t0 = time.perf_counter_ns()
+            m.fill_draft_bitmasks(draft, bm)
+            t1 = time.perf_counter_ns()
+            for j, tok in enumerate(draft):
+                m.fill_next_token_bitmask(bm, j)
+                m.accept_token(tok)
+            m.fill_next_token_bitmask(bm, k)
+            m.rollback(k)
+            t2 = time.perf_counter_ns()
+            one_call.append((t1 - t0) / k)
+            stepwise.append((t2 - t1) / k)
+            m.accept_token(ids[pos])
+            n += 1
+    return {"grammar": workload.name, "k": k, "positions": n,
+            "draft_call_us_per_token": statistics.median(one_call) / 1e3,
+            "stepwise_us_per_token": statistics.median(stepwise) / 1e3}
+
+
+def bench_load(vocab: Any, workload: Any, repeats: int) -> dict[str, Any]:
+    """Compile from scratch (process caches cleared first: a fresh worker) against loading
+    the serialized grammar; median ms."""
+    compiled = compile_gbnf(workload.gbnf, vocab)
+    data = compiled.to_bytes()
+    comp, load = [], []
+    for _ in range(repeats):
+        clear_caches()
+        t0 = time.perf_counter_ns()
+        compile_gbnf(workload.gbnf, vocab)
+        t1 = time.perf_counter_ns()
+        CompiledGrammar.from_bytes(data, vocab)
+        t2 = time.perf_counter_ns()
+        comp.append(t1 - t0)
+        load.append(t2 - t1)
+    return {"grammar": workload.name, "bytes": len(data),
+            "compile_ms": statistics.median(comp) / 1e6, "load_ms": statistics.median(load) / 1e6}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--grammars", default="json,arithmetic")
+    ap.add_argument("--batches", default="1,8,64,256")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--peers", default="llguidance", help='"llguidance" or "" (none)')
+    ap.add_argument("--docs", type=int, default=20)
+    ap.add_argument("--steps", type=int, default=8, help="fills per pass (default 8)")
+    ap.add_argument("--repeats", type=int, default=10, help="timed passes (default 10)")
+    ap.add_argument("--draft", type=int, default=4, help="draft length K (default 4)")
+    ap.add_argument("--json", metavar="PATH")
+    args = ap.parse_args()
+    batches = [int(x) for x in args.batches.split(",")]
+    threads = [int(x) for x in args.threads.split(",")]
+    setup = set_up({p for p in args.peers.split(",") if p})
+    llg = next((p for p in setup.peers if p.name == "llguidance"), None)
+    workloads = build_grammar_workloads(args.grammars.split(","), args.docs)
+    cpus = len(os.sched_getaffinity(0))
+    print(f"grammask serving benchmark; {cpus} CPUs, not pinned; {setup.setup_line()}")
+    for note in setup.notes:
+        print(f"  {note}")
+    rows, drafts, loads = [], [], []
+    for w in workloads:
+        rows += bench_batch(setup.vocab, w, batches, threads, llg, args.steps, args.repeats)
+        drafts.append(bench_drafts(setup.vocab, w, args.draft, 2000))
+        loads.append(bench_load(setup.vocab, w, 20))
+    engines = ["grammask"] + (["llguidance"] if llg is not None else [])
+    t0, t1 = threads[0], threads[-1]
+    body = []
+    for r in rows:
+        cells: list[Any] = [r["grammar"], r["batch"]]
+        for e in engines:
+            for t in threads:
+                cells.append(r[f"{e}_t{t}_us"] / r["batch"])
+            cells.append(r[f"{e}_t{t0}_us"] / r[f"{e}_t{t1}_us"])
+        body.append(cells)
+    headers = ["grammar", "batch"]
+    for e in engines:
+        headers += [f"{e} {t} thr µs/seq" for t in threads] + [f"{e} {t0}→{t1} speed-up"]
+    print()
+    print(table("batch fill, warm: median µs per sequence of one call", headers, body))
+    print()
+    print(table(f"draft verification (K = {args.draft}): median µs per draft token",
+                ["grammar", "positions", "fill_draft_bitmasks", "fill+accept each, rollback",
+                 "ratio"],
+                [[d["grammar"], d["positions"], d["draft_call_us_per_token"],
+                  d["stepwise_us_per_token"],
+                  d["stepwise_us_per_token"] / d["draft_call_us_per_token"]] for d in drafts]))
+    print()
+    print(table("serialized grammar: compile from scratch against CompiledGrammar.from_bytes, "
+                "median ms", ["grammar", "bytes", "compile", "load", "ratio"],
+                [[d["grammar"], d["bytes"], d["compile_ms"], d["load_ms"],
+                  d["compile_ms"] / d["load_ms"]] for d in loads]))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"batch": rows, "drafts": drafts, "load": loads}, f, indent=1)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
