@@ -44,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -124,6 +125,10 @@ def _arrays(args: tuple[Any, ...]) -> Iterator[np.ndarray]:
                 yield x
 
 
+_retrying = threading.local()
+"""The kernel this thread calls again after another thread compiled it (`_again`)."""
+
+
 class _Declared(CPUDispatcher):  # type: ignore[misc]
     """A dispatcher that compiles its declared signatures the first time it is needed, then
     refuses to compile any other; a tiered one first runs as Python on small inputs."""
@@ -136,11 +141,14 @@ class _Declared(CPUDispatcher):  # type: ignore[misc]
     _python: Callable[..., Any] | None
 
     def _declare(self) -> None:
-        if self._can_compile:
-            with typeinfer.register_dispatcher(self):
-                for signature in self.declared_signatures:
-                    self.compile(signature)
-            self.disable_compile()
+        # Under Numba's compiler lock (re-entrant, and taken by `compile`): two threads that
+        # call a kernel first at once compile it once, and neither meets it disabled halfway.
+        with global_compiler_lock:
+            if self._can_compile:
+                with typeinfer.register_dispatcher(self):
+                    for signature in self.declared_signatures:
+                        self.compile(signature)
+                self.disable_compile()
 
     def _load_cached(self) -> bool:
         """Load every declared signature from Numba's cache if all are there (once)."""
@@ -201,11 +209,22 @@ class _Declared(CPUDispatcher):  # type: ignore[misc]
         # compile the declared signatures and let the caller call again (which converts its
         # arguments or raises TypeError).
         if not self._can_compile:
-            return super()._compile_for_args(*args, **kws)
+            if getattr(_retrying, "kernel", None) is self:
+                return super()._compile_for_args(*args, **kws)  # no declared signature fits
+            return self._again  # compiled by another thread since this call was dispatched
         if not kws and self._as_python(args):
             return self._run_python
         self._declare()
         return self
+
+    def _again(self, *args: Any, **kws: Any) -> Any:
+        """Call again, now that the declared signatures are compiled; a second miss is
+        then an argument that fits none of them (the dispatcher's TypeError)."""
+        _retrying.kernel = self
+        try:
+            return self(*args, **kws)
+        finally:
+            _retrying.kernel = None
 
     def get_call_template(self, args: Any, kws: Any) -> Any:
         # Typing a call from another kernel: the declared signatures, with conversions.

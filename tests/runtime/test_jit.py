@@ -92,3 +92,37 @@ def test_every_kernel_is_cached_under_the_sources_stamp() -> None:
         stamp = k._cache._cache_file._source_stamp
         assert isinstance(stamp, tuple) and stamp[1] == SOURCES_STAMP, k.py_func.__qualname__
     assert re.fullmatch(r"[0-9a-f]{64}", SOURCES_STAMP)
+
+
+RACE = """
+import threading
+import numpy as np
+from grammask.runtime.row_kernels import array_hash
+words = np.arange(64, dtype=np.uint32)
+barrier = threading.Barrier(8)
+out, errors = [], []
+def run():
+    barrier.wait()
+    try:
+        out.append(int(array_hash(words)))
+    except Exception as exc:
+        errors.append(repr(exc))
+threads = [threading.Thread(target=run) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert not errors and len(out) == 8 and len(set(out)) == 1, (errors, out)
+"""
+
+
+def test_threads_calling_a_kernel_first_at_once_all_get_its_answer(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """With an empty cache, eight threads calling one kernel for the first time at once: one
+    compiles it, the others wait or call it again, none meets it disabled halfway (which
+    raised RuntimeError in the threads that lost the race)."""
+    for attempt in range(2):
+        cache = tmp_path / str(attempt)
+        proc = subprocess.run([sys.executable, "-c", RACE], cwd=ROOT, capture_output=True,
+                              text=True, timeout=300, check=False,
+                              env={**os.environ, "NUMBA_CACHE_DIR": str(cache)})
+        assert proc.returncode == 0, proc.stderr[-3000:]
