@@ -16,11 +16,13 @@ from .pipeline import (
     compile_structural_tag,
     compile_tool_calls,
 )
+from .support.compile_cache import CompileCache
 from .support.errors import BudgetExceeded, GrammarError
 from .support.limits import DEFAULT_LIMITS, Limits
 
 __all__ = [
     "BudgetExceeded",
+    "CompileCache",
     "DEFAULT_LIMITS",
     "GrammarError",
     "Limits",

@@ -32,6 +32,7 @@ from .lowering.regular import inline_regular
 from .lowering.rule_automata import build_pushdown
 from .lowering.tokens import resolve_tokens, trigger_token
 from .support import caches, deadline
+from .support.compile_cache import CompileCache
 from .support.deadline import compile_deadline
 from .support.diagnostics import Diagnostic
 from .support.errors import BudgetExceeded, GrammarError
@@ -90,8 +91,14 @@ def compile_regex(
     *,
     limits: Limits = DEFAULT_LIMITS,
     precompute: bool = False,
+    cache: CompileCache | None = None,
 ) -> CompiledGrammar:
-    """Compile a regex (fullmatch semantics: the whole output must match) against `vocab`."""
+    """Compile a regex (fullmatch semantics: the whole output must match) against `vocab`.
+    With `cache` (every compile function takes one), an equal earlier request's grammar."""
+    if cache is not None:
+        return _cached(cache, "regex", pattern, vocab, limits, dict(precompute=precompute),
+                       lambda: compile_regex(pattern, vocab, limits=limits,
+                                             precompute=precompute))
     with compile_deadline(limits):
         return compile_ir(parse_regex(pattern, limits=limits), vocab, source=pattern,
                           limits=limits, precompute=precompute)
@@ -228,11 +235,18 @@ def compile_gbnf(
     kind: str | None = None,
     triggers: Sequence[str] = (),
     trigger_tokens: Sequence[int | str] = (),
+    cache: CompileCache | None = None,
 ) -> CompiledGrammar:
     """Compile a GBNF grammar (llama.cpp's dialect, with its token references and XGrammar's
     `Regex("...")`) against `vocab`. With `triggers` (words) or `trigger_tokens` (ids or
     token texts), the grammar is lazy, as llama.cpp's `grammar_lazy`: free text until a
     trigger, then the grammar from the trigger on (`frontends/lazy.py`)."""
+    if cache is not None:
+        return _cached(cache, "gbnf", text, vocab, limits, dict(
+            start=start, precompute=precompute, kind=kind, triggers=list(triggers),
+            trigger_tokens=list(trigger_tokens)), lambda: compile_gbnf(
+                text, vocab, start=start, limits=limits, precompute=precompute, kind=kind,
+                triggers=triggers, trigger_tokens=trigger_tokens))
     return _compile_text("gbnf", text, vocab, start, limits, precompute, kind, triggers,
                          trigger_tokens=trigger_tokens)
 
@@ -246,10 +260,17 @@ def compile_lark(
     precompute: bool = False,
     kind: str | None = None,
     grammars: Mapping[str, Any] | None = None,
+    cache: CompileCache | None = None,
 ) -> CompiledGrammar:
     """Compile a Lark grammar against `vocab`; what the frontend ignored (priorities,
     aliases, declared terminals) follows the backend's note in `CompiledGrammar.notes`.
     `grammars` are the grammars `@name` refers to: Lark texts or JSON Schemas by name."""
+    if cache is not None:
+        return _cached(cache, "lark", text, vocab, limits, dict(
+            start=start, precompute=precompute, kind=kind,
+            grammars=None if grammars is None else dict(grammars)), lambda: compile_lark(
+                text, vocab, start=start, limits=limits, precompute=precompute, kind=kind,
+                grammars=grammars))
     return _compile_text("lark", text, vocab, start, limits, precompute, kind,
                          grammars=grammars)
 
@@ -282,6 +303,7 @@ def compile_json_schema(
     options: JsonSchemaOptions | None = None,
     limits: Limits = DEFAULT_LIMITS,
     precompute: bool = False,
+    cache: CompileCache | None = None,
     **option_fields: Any,
 ) -> CompiledGrammar:
     """Compile a JSON Schema against `vocab`. Options come as a `JsonSchemaOptions` or as its
@@ -290,6 +312,11 @@ def compile_json_schema(
         options = JsonSchemaOptions(**option_fields)
     elif option_fields:
         raise TypeError("pass either options= or option fields, not both")
+    if cache is not None:
+        return _cached(cache, "json_schema", schema, vocab, limits, dict(
+            options=dataclasses.asdict(options), precompute=precompute),
+            lambda: compile_json_schema(schema, vocab, options=options, limits=limits,
+                                        precompute=precompute))
     with compile_deadline(limits):
         return compile_parsed_schema(schema_to_grammar(schema, options, limits), vocab,
                                      limits=limits, precompute=precompute)
@@ -310,9 +337,14 @@ def compile_parsed_schema(parsed: Parsed, vocab: Vocabulary, *, limits: Limits =
 
 
 def compile_structural_tag(spec: Any, vocab: Vocabulary, *, limits: Limits = DEFAULT_LIMITS,
-                           precompute: bool = False) -> CompiledGrammar:
+                           precompute: bool = False,
+                           cache: CompileCache | None = None) -> CompiledGrammar:
     """Compile a structural tag (XGrammar's format, as vLLM and SGLang pass it: a dict or a JSON
     string) against `vocab`; `specs/structural_tags.md` gives the language of each format."""
+    if cache is not None:
+        return _cached(cache, "structural_tag", spec, vocab, limits, dict(precompute=precompute),
+                       lambda: compile_structural_tag(spec, vocab, limits=limits,
+                                                      precompute=precompute))
     with compile_deadline(limits):
         parsed = structural_tag_to_grammar(spec, limits, _control_texts(vocab)[0])
         compiled = compile_grammar(parsed.grammar, vocab, limits=limits, precompute=precompute)
@@ -322,8 +354,8 @@ def compile_structural_tag(spec: Any, vocab: Vocabulary, *, limits: Limits = DEF
 def compile_tool_calls(tools: Any, vocab: Vocabulary, *, format: str, tool_choice: Any = "auto",
                        parallel_tool_calls: bool = True, reasoning: bool = False,
                        response_format: Any = None, max_whitespace: int | None = None,
-                       limits: Limits = DEFAULT_LIMITS,
-                       precompute: bool = False) -> CompiledGrammar:
+                       limits: Limits = DEFAULT_LIMITS, precompute: bool = False,
+                       cache: CompileCache | None = None) -> CompiledGrammar:
     """Compile a tool-calling request (OpenAI-style `tools`, `tool_choice` "auto", "required",
     "none" or one named function) in a model family's own `format` (`llama`, `qwen_3`,
     `qwen_3_5`/`qwen_3_coder`, `mistral`, `deepseek_r1`, `deepseek_v3_1`, `deepseek_v3_2`,
@@ -332,6 +364,15 @@ def compile_tool_calls(tools: Any, vocab: Vocabulary, *, format: str, tool_choic
     `specs/structural_tags.md`). Markers that `vocab` has as control tokens are matched as
     those tokens. An error in a tool's
     schema names the tool's pointer (`/tools/2/function/parameters/...`)."""
+    if cache is not None:
+        return _cached(cache, "tool_calls", tools, vocab, limits, dict(
+            format=format, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
+            reasoning=reasoning, response_format=response_format,
+            max_whitespace=max_whitespace, precompute=precompute), lambda: compile_tool_calls(
+                tools, vocab, format=format, tool_choice=tool_choice,
+                parallel_tool_calls=parallel_tool_calls, reasoning=reasoning,
+                response_format=response_format, max_whitespace=max_whitespace,
+                limits=limits, precompute=precompute))
     controls, stops = _control_texts(vocab)
     spec, schemas = tool_calls_spec(
         tools, controls, format=format, tool_choice=tool_choice,
@@ -369,3 +410,14 @@ def _note(diagnostic: Diagnostic) -> str:
     if span is not None:
         return f"{span.line}:{span.column}: {diagnostic.message}"
     return diagnostic.message if pointer is None else f"{pointer or '/'}: {diagnostic.message}"
+
+
+def _cached(cache: CompileCache, what: str, request: Any, vocab: Vocabulary, limits: Limits,
+            options: dict[str, Any], build: Callable[[], CompiledGrammar]) -> CompiledGrammar:
+    """`build()`'s grammar through `cache`, keyed by the request, its options and limits."""
+    if not isinstance(cache, CompileCache):
+        raise TypeError(f"cache must be a CompileCache, got {type(cache).__name__}")
+    if not isinstance(limits, Limits):
+        raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
+    return cache.get(what, request, {**options, "limits": dataclasses.asdict(limits)}, vocab,
+                     build)
