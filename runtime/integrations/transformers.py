@@ -12,7 +12,6 @@ with the wrong grammar state.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import torch
