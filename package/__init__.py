@@ -9,6 +9,8 @@ Subpackages:
   minimal DFA, rule automata for recursive grammars, `Limits`, and the `grammask` command line.
 - `grammask.runtime` -- numpy + Numba only: `Vocabulary`, compiled tables, the `Matcher` and the
   bitmask helpers.
+- `grammask.integrations` -- adapters to transformers, vLLM and SGLang, each imported only on
+  request (never by the compiler or the runtime).
 - `grammask.specs` -- package data: meta-grammars, the supported syntax of each input language,
   diagnostics, invariants and limits.
 

@@ -14,7 +14,7 @@ transformers = pytest.importorskip("transformers")
 
 from grammask.compiler import compile_gbnf, compile_json_schema, compile_regex  # noqa: E402
 from grammask.runtime import Vocabulary  # noqa: E402
-from grammask.runtime.integrations.transformers import GrammaskLogitsProcessor  # noqa: E402
+from grammask.integrations.transformers import GrammaskLogitsProcessor  # noqa: E402
 
 from ..support.paths import DATA  # noqa: E402
 

@@ -17,11 +17,14 @@ import numpy as np
 import torch
 from transformers import LogitsProcessor
 
-from ..batch import batch_fill_next_token_bitmask
-from ..bitmask import allocate_token_bitmask, apply_token_bitmask_inplace
-from ..compiled import CompiledGrammar
-from ..errors import MatcherError
-from ..matcher import Matcher
+from ..runtime import (
+    CompiledGrammar,
+    Matcher,
+    MatcherError,
+    allocate_token_bitmask,
+    apply_token_bitmask_inplace,
+    batch_fill_next_token_bitmask,
+)
 
 __all__ = ["GrammaskLogitsProcessor"]
 
