@@ -133,7 +133,7 @@ def test_rollback_and_copy(pattern: str, rng: random.Random, k: int) -> None:
     snapshot = Matcher(compiled_small(pattern))
     for tid in taken[:j]:
         snapshot.accept_token(tid)
-    clone = snapshot.copy()
+    clone = snapshot.fork()
     for tid in taken[j:]:
         assert snapshot.accept_token(tid)
     assert mask_of(clone) == masks[j]
