@@ -28,6 +28,7 @@ import numpy as np
 
 from .backends.base import Backend
 from .backends.dfa import DFABackend
+from .backends.healing import HealingBackend
 from .backends.pushdown import PushdownBackend
 from .bitmask import as_bitmask_array, bitmask_words, ids_to_row
 from .compiled import CompiledGrammar
@@ -84,6 +85,9 @@ class Matcher:
     `limits` bounds each step's work and the recognizer's memory (default: the compiled
     grammar's, from the compile's `Limits`); going past them raises `MatcherBudgetExceeded`
     and changes nothing (a fill then leaves its row's contents unspecified).
+    `healing` (bytes or text, from `Vocabulary.heal`) are bytes taken off the prompt's end:
+    the output must write them again first, in tokens of its choice, and what follows them
+    is in the grammar's language (`backends/healing.py`).
     A matcher belongs to one sequence and one thread at a time; the compiled grammar it walks
     may be shared by any number of matchers on any threads.
 
@@ -97,7 +101,7 @@ class Matcher:
     """
 
     def __init__(self, compiled: CompiledGrammar, *, max_rollback_tokens: int | None = None,
-                 limits: RuntimeLimits | None = None) -> None:
+                 limits: RuntimeLimits | None = None, healing: bytes | str = b"") -> None:
         if not isinstance(compiled, CompiledGrammar):
             raise TypeError(f"Matcher needs a CompiledGrammar, got {type(compiled).__name__}")
         if max_rollback_tokens is not None:
@@ -115,6 +119,12 @@ class Matcher:
         self._terminated = False
         self._history: deque[int] = deque(maxlen=max_rollback_tokens)
         self._backend: Backend = _BACKENDS[compiled.kind](compiled, limits)
+        if not isinstance(healing, (str, bytes, bytearray, memoryview)):
+            raise TypeError(f"healing must be bytes or str, got {type(healing).__name__}")
+        if healing:
+            self._backend = HealingBackend(self._backend, _string_bytes(healing),
+                                           compiled.spelling.list, compiled.token_sets.trie,
+                                           self._n_words)
         self._initial = self._backend.snapshot()
 
     @property

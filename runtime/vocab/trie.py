@@ -77,6 +77,29 @@ class TokenTrie:
     def n_tokens(self) -> int:
         return len(self.ids)
 
+    def token(self, i: int) -> bytes:
+        """The bytes of the i-th token in trie order."""
+        return self.data[self.offsets[i]:self.offsets[i + 1]].tobytes()
+
+    def prefixed(self, prefix: bytes) -> tuple[int, int]:
+        """The positions [lo, hi) of the tokens that start with `prefix` (a binary search:
+        they are contiguous in byte order)."""
+        lo, hi = 0, self.n_tokens
+        while lo < hi:  # the first token >= prefix
+            mid = (lo + hi) // 2
+            if self.token(mid) < prefix:
+                lo = mid + 1
+            else:
+                hi = mid
+        end, hi = lo, self.n_tokens
+        while end < hi:  # the first token past those that start with prefix
+            mid = (end + hi) // 2
+            if self.token(mid)[:len(prefix)] == prefix:
+                end = mid + 1
+            else:
+                hi = mid
+        return lo, end
+
     @classmethod
     def build(cls, spelling: TokenSpelling) -> "TokenTrie":
         """The trie of every token with a non-empty spelling (`vocab.spelling`)."""

@@ -111,6 +111,29 @@ class Vocabulary:
         self.__dict__.update(state)
         self.__post_init__()
 
+    def heal(self, prompt_ids: Iterable[int], max_tokens: int = 1) -> tuple[list[int], bytes]:
+        """Token healing: the prompt without its last (at most `max_tokens`) tokens, and the
+        bytes they spelled, for `Matcher(compiled, healing=removed)`. A token is taken off only
+        if a longer token starts with its bytes (else the model could not write it
+        otherwise), and never a special token or one that spells nothing."""
+        from .trie import token_trie  # the trie is built over a vocabulary
+
+        ids = [as_id(i) for i in prompt_ids]
+        for i in ids:
+            if not 0 <= i < self.size:
+                raise ValueError(f"token id {i} out of range [0, {self.size})")
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
+            raise ValueError(f"max_tokens must be a non-negative int, got {max_tokens!r}")
+        trie, text = token_trie(self), self.grammar_token_list
+        removed, n = b"", len(ids)
+        while n and len(ids) - n < max_tokens:
+            spelled = text[ids[n - 1]]
+            lo, hi = trie.prefixed(spelled) if spelled else (0, 0)
+            if hi - lo < 2 and not (hi > lo and len(trie.token(lo)) > len(spelled)):
+                break
+            removed, n = spelled + removed, n - 1
+        return ids[:n], removed
+
     @functools.cached_property
     def fingerprint(self) -> str:
         """A digest (hex) of everything a compiled grammar depends on: the size, every
