@@ -23,8 +23,9 @@ num ::= [0-9] [0-9]?
 
 
 def walk(compiled: CompiledGrammar, seed: int, steps: int) -> Iterator[tuple]:
-    """A random walk of one matcher (accept an allowed or any token, roll back, copy, reset),
-    yielding after each step what it saw: the same seed gives the same walk iff every mask
+    """A random walk of one matcher (accept an allowed or any token, roll back, fork, verify
+    a draft, reset), yielding after each step what it saw: the same seed gives the same walk
+    iff every mask
     and answer is the same."""
     rng = random.Random(seed)
     m = Matcher(compiled, max_rollback_tokens=8)
@@ -44,9 +45,14 @@ def walk(compiled: CompiledGrammar, seed: int, steps: int) -> Iterator[tuple]:
         elif r < 0.93:
             tid = rng.randrange(compiled.vocab.size)
             event = ("any", tid, m.accept_token(tid))
-        elif r < 0.97:
+        elif r < 0.95:
             m = m.fork()
             event = ("copy",)
+        elif r < 0.97:  # a speculative draft: verified and masked, the matcher unchanged
+            draft = [int(allowed[rng.randrange(len(allowed))]) for _ in range(3)]
+            rows = allocate_token_bitmask(len(draft) + 1, compiled.vocab.size)
+            event = ("draft", m.validate_tokens(draft), m.fill_draft_bitmasks(draft, rows),
+                     rows.tobytes())
         else:
             m.reset()
             event = ("reset",)
