@@ -25,8 +25,7 @@ num ::= [0-9] [0-9]?
 def walk(compiled: CompiledGrammar, seed: int, steps: int) -> Iterator[tuple]:
     """A random walk of one matcher (accept an allowed or any token, roll back, fork, verify
     a draft, reset), yielding after each step what it saw: the same seed gives the same walk
-    iff every mask
-    and answer is the same."""
+    iff every mask and answer is the same."""
     rng = random.Random(seed)
     m = Matcher(compiled, max_rollback_tokens=8)
     bm = allocate_token_bitmask(2, compiled.vocab.size)
