@@ -19,6 +19,10 @@ replaces, one `fill_next_token_bitmask` and `accept_token` per draft token, the 
 
 Serialized grammars: `compile_gbnf` with the process caches cleared (a fresh worker) against
 `CompiledGrammar.from_bytes` of its `to_bytes()`.
+
+Cache churn (`--churn N`): N distinct schemas, each compiled through one bounded
+`CompileCache` and given a first mask: the cache's peak bytes against its bound, and the
+process's resident memory growth.
 """
 from __future__ import annotations
 
@@ -39,7 +43,7 @@ from grammar_workloads import build_grammar_workloads
 from harness import log, set_up
 from report import table
 
-from grammask.compiler import clear_caches, compile_gbnf
+from grammask.compiler import CompileCache, clear_caches, compile_gbnf, compile_json_schema
 from grammask.runtime import (
     CompiledGrammar,
     Matcher,
@@ -193,6 +197,31 @@ def bench_load(vocab: Any, workload: Any, repeats: int) -> dict[str, Any]:
             "compile_ms": statistics.median(comp) / 1e6, "load_ms": statistics.median(load) / 1e6}
 
 
+def _rss_bytes() -> int:
+    with open("/proc/self/statm", encoding="ascii") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def bench_churn(vocab: Any, n: int, max_bytes: int) -> dict[str, Any]:
+    """n distinct small schemas through one `CompileCache(max_bytes=...)`, each with a first
+    mask: the cache's bytes stay within the bound; the process's resident memory, before
+    and after, says whether anything else grows."""
+    cache = CompileCache(max_bytes=max_bytes)
+    bm = allocate_token_bitmask(1, vocab.size)
+    before, peak, t0 = _rss_bytes(), 0, time.perf_counter()
+    for i in range(n):
+        schema = {"type": "object", "properties": {f"k{i}": {"type": "integer", "maximum": i},
+                                                   "tag": {"enum": [f"v{i % 97}", "x"]}},
+                  "required": [f"k{i}"]}
+        Matcher(compile_json_schema(schema, vocab, cache=cache)).fill_next_token_bitmask(bm)
+        peak = max(peak, cache.nbytes)
+        if (i + 1) % 2000 == 0:
+            log(f"churn: {i + 1} schemas, cache {cache.nbytes:,} bytes, "
+                f"rss {_rss_bytes() - before:+,} bytes")
+    return {"schemas": n, "max_bytes": max_bytes, "cache_peak": peak, "entries": len(cache),
+            "seconds": time.perf_counter() - t0, "rss_growth": _rss_bytes() - before}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--grammars", default="json,arithmetic")
@@ -203,6 +232,9 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=8, help="fills per pass (default 8)")
     ap.add_argument("--repeats", type=int, default=10, help="timed passes (default 10)")
     ap.add_argument("--draft", type=int, default=4, help="draft length K (default 4)")
+    ap.add_argument("--churn", type=int, default=0, metavar="N",
+                    help="also compile N distinct schemas through a CompileCache (default 0)")
+    ap.add_argument("--churn-bytes", type=int, default=64 << 20)
     ap.add_argument("--json", metavar="PATH")
     args = ap.parse_args()
     batches = [int(x) for x in args.batches.split(",")]
@@ -246,9 +278,17 @@ def main() -> None:
                 "median ms", ["grammar", "bytes", "compile", "load", "ratio"],
                 [[d["grammar"], d["bytes"], d["compile_ms"], d["load_ms"],
                   d["compile_ms"] / d["load_ms"]] for d in loads]))
+    churn = bench_churn(setup.vocab, args.churn, args.churn_bytes) if args.churn else None
+    if churn is not None:
+        print()
+        print(table("compile cache under churn", ["schemas", "bound, bytes", "peak, bytes",
+                                                  "entries kept", "seconds", "RSS growth"],
+                    [[churn["schemas"], churn["max_bytes"], churn["cache_peak"],
+                      churn["entries"], churn["seconds"], churn["rss_growth"]]]))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"batch": rows, "drafts": drafts, "load": loads}, f, indent=1)
+            json.dump({"batch": rows, "drafts": drafts, "load": loads, "churn": churn}, f,
+                      indent=1)
     sys.stdout.flush()
 
 

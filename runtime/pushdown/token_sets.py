@@ -60,6 +60,22 @@ def _grown(a: np.ndarray, need: int) -> np.ndarray:
     return out
 
 
+_THREAD = threading.local()
+
+
+def _walk_scratch(trie: TokenTrie) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The scratch arrays of `classify_tokens` over `trie` (a token's worth, and a position
+    per token: 0.6 MB for 150k tokens), one set per thread for the trie it last walked: shared
+    by every grammar a thread classifies, instead of one set per grammar kept for its life."""
+    held = getattr(_THREAD, "walk", None)
+    if held is None or held[0]() is not trie:
+        held = (weakref.ref(trie), (np.zeros(trie.max_len + 2, dtype=np.bool_),
+                                    np.zeros((trie.max_len + 2, 3), dtype=np.int64),
+                                    np.empty(max(1, trie.n_tokens), dtype=np.int32)))
+        _THREAD.walk = held
+    return held[1]
+
+
 _PER_TRIE: weakref.WeakKeyDictionary[TokenTrie, tuple[np.ndarray, np.ndarray, np.ndarray]] = \
     weakref.WeakKeyDictionary()
 
@@ -129,10 +145,6 @@ class PushdownTokenSets:
         self.n_words = bitmask_words(vocab.size)
         self.base_row, self.skip, self._identity = _trie_arrays(self.trie, self.n_words)
         self.split = content_split(self.trie, self.n_words)
-        # Scratch of `classify_tokens`, used under the lock only.
-        self._walk_scratch = (np.zeros(self.trie.max_len + 2, dtype=np.bool_),
-                              np.zeros((self.trie.max_len + 2, 3), dtype=np.int64),
-                              np.empty(max(1, self.trie.n_tokens), dtype=np.int32))
         self.eos_ids = np.asarray(vocab.eos_token_ids, dtype=np.int64)
         self.max_patch_words = max(64, self.n_words // 16)
         self.g = _kernel_tables(table)
@@ -213,7 +225,7 @@ class PushdownTokenSets:
             (level.rest, level.rest_skip, level.rest_position)
         tries = (t.data, t.offsets, t.lcp, self.skip, t.ids,
                  rest.data, rest.offsets, rest.lcp, skip, rest.ids, position)
-        popok, chain, uncertain = self._walk_scratch
+        popok, chain, uncertain = _walk_scratch(t)
         while True:
             # A pass cut short by OVERFLOW set only bits of accepted tokens: kept.
             n_acc, n_unc = classify_tokens(self.g, self._scratch.kernel_args(), np.int32(state),
@@ -289,7 +301,8 @@ class PushdownTokenSets:
         return u
 
     def nbytes(self) -> int:
-        """Memory of the stored sets."""
+        """Memory of the stored sets and of the recognizer the walks use."""
         meta, dense, base, patches, unc = self.snapshot
         return int(meta.nbytes + self._n["dense"] * self.n_words * 4 + base.nbytes
-                   + self._n["patches"] * 8 + self._n["uncertain"] * 4)
+                   + self._n["patches"] * 8 + self._n["uncertain"] * 4
+                   + self._scratch.nbytes())
