@@ -204,6 +204,10 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
     try:
         if keep_all and kind != "pushdown":
             table = _kept_rules(grammar, limits)
+        elif marked and not keep_all:
+            # Rules marked to stay rules (each tool's arguments, a schema's shared values)
+            # are built as matchers reach them; past the inlining budget, within `limits`.
+            table = build_pushdown(grammar, _inlining(limits), lazy=True, relaxed=limits)
         else:
             table = build_pushdown(grammar, limits if keep_all else _inlining(limits),
                                    keep_all=keep_all, lazy=keep_all)

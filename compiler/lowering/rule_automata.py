@@ -209,7 +209,7 @@ construction is not is kept too: a choice of speed, never of language)."""
 
 def build_pushdown(
     grammar: Grammar, limits: Limits = DEFAULT_LIMITS, *, keep_all: bool = False,
-    inline_leaves: bool = False, lazy: bool = False,
+    inline_leaves: bool = False, lazy: bool = False, relaxed: Limits | None = None,
 ) -> PushdownTable:
     """The rule automata of `grammar`; GrammarError for a missing start rule, an undefined
     reference or an empty language, BudgetExceeded past `limits`. With `keep_all`, every
@@ -217,7 +217,8 @@ def build_pushdown(
     (strings, numbers: each end of a kept rule is a place where tokens must be checked against
     the real stack, so keeping those would make most tokens stack-dependent). With `lazy`,
     only the start rule is built now (`_build`); a rule over budget is then found when it is
-    built, in a matcher's step."""
+    built, in a matcher's step; with `relaxed`, a rule other than the start rule that is over
+    `limits` is built within `relaxed` instead (`_KeptRules.build`)."""
     check_references(grammar)
     reachable = reachable_rules(grammar)
     productive = per_grammar(grammar, "productive", lambda g: productive_among(g, reachable))
@@ -231,7 +232,7 @@ def build_pushdown(
         return _build(grammar, keep, order, limits, lazy)
     keep = choose_kept(grammar, order, lambda: end_cost(grammar, order, *per_grammar(
         grammar, "summaries", lambda g: rule_summaries(g, reachable))))
-    return _build(grammar, keep, order, limits, lazy)
+    return _build(grammar, keep, order, limits, lazy, relaxed)
 
 
 def _without_small_leaves(grammar: Grammar, order: list[str], limits: Limits) -> list[str]:
@@ -259,21 +260,31 @@ class _KeptRules:
     `max_pushdown_states` (and each rule against `max_dfa_states`)."""
 
     def __init__(self, grammar: Grammar, keep: list[str], order: list[str],
-                 limits: Limits) -> None:
+                 limits: Limits, relaxed: Limits | None = None) -> None:
         self._keep = keep
         self._index = {name: i for i, name in enumerate(keep)}
         self._bodies = [grammar.by_name[name].body for name in keep]
         self._inline = inlined_bodies(grammar, keep, order)
         self._limits = limits
+        self._relaxed = relaxed
+        self._start = self._index[grammar.start]
         self._states = 0
         self._lock = threading.Lock()
 
     def build(self, rule: int, ahead: bool = False) -> RuleAutomaton:
         """Rule `rule`'s automaton (`ahead`: built ahead of need, counted all the same);
-        `BudgetExceeded` past a budget."""
+        `BudgetExceeded` past a budget. With `relaxed` limits, a rule other than the start
+        rule that goes over the first limits (a first attempt's inlining budget, which the
+        compile can no longer fall back from once matchers build rules) is built again
+        within `relaxed`: the same language, in a larger automaton."""
         name, limits = self._keep[rule], self._limits
         try:
-            d = rule_dfa(name, self._bodies[rule], limits, self._inline)
+            try:
+                d = rule_dfa(name, self._bodies[rule], limits, self._inline)
+            except BudgetExceeded:
+                if self._relaxed is None or rule == self._start:
+                    raise
+                d = rule_dfa(name, self._bodies[rule], self._relaxed, self._inline)
         except BudgetExceeded as exc:
             raise exc.located(message=f"rule '{name}': {exc.message}") from None
         with self._lock:
@@ -288,10 +299,11 @@ class _KeptRules:
 
 
 def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits,
-           lazy: bool = False) -> PushdownTable:
+           lazy: bool = False, relaxed: Limits | None = None) -> PushdownTable:
     """The table of the kept rules: every one built now, or (`lazy`) the start rule only, the
-    others built as the recognizer reaches them (`runtime/pushdown/assembly.py`)."""
-    source = _KeptRules(grammar, keep, order, limits)
+    others built as the recognizer reaches them (`runtime/pushdown/assembly.py`) within
+    `limits`, or past them within `relaxed` (`_KeptRules.build`)."""
+    source = _KeptRules(grammar, keep, order, limits, relaxed)
     start = keep.index(grammar.start)
     if lazy:
         facts = kept_facts(grammar, keep, order, *per_grammar(
