@@ -64,6 +64,21 @@ def _starts(docs: list[list[int]], n: int, steps: int, seed: int) -> list[tuple[
     return out
 
 
+def _stepping(matchers: list[Any], plan: list[tuple[list[int], list[int]]], steps: int,
+              accept: Any, rollback: Any) -> tuple[Any, Any]:
+    """(advance(j): every sequence accepts its j-th next token; back(): all roll back)."""
+    def advance(j: int) -> None:
+        for m, (_, nxt) in zip(matchers, plan):
+            if j < len(nxt):
+                accept(m, nxt[j])
+
+    def back() -> None:
+        for m, (_, nxt) in zip(matchers, plan):
+            rollback(m, min(steps, len(nxt)))
+
+    return advance, back
+
+
 def _passes(fill: Any, advance: Any, back: Any, steps: int, repeats: int) -> float:
     """Median µs of `fill()` over `repeats` passes of `steps` fills, each followed by
     `advance(j)` (untimed); `back()` returns to the start between passes. One untimed pass
@@ -98,15 +113,7 @@ def bench_batch(vocab: Any, workload: Any, batches: list[int], threads: list[int
             ms.append(m)
         bm = allocate_token_bitmask(b, vocab.size)
         row: dict[str, Any] = {"grammar": workload.name, "batch": b, "steps": steps}
-
-        def advance(j: int) -> None:
-            for m, (_, nxt) in zip(ms, plan):
-                if j < len(nxt):
-                    m.accept_token(nxt[j])
-
-        def back() -> None:
-            for m, (_, nxt) in zip(ms, plan):
-                m.rollback(min(steps, len(nxt)))
+        advance, back = _stepping(ms, plan, steps, Matcher.accept_token, Matcher.rollback)
 
         expected = allocate_token_bitmask(b, vocab.size)
         for t in threads:
@@ -129,15 +136,8 @@ def bench_batch(vocab: Any, workload: Any, batches: list[int], threads: list[int
                     lm.consume_token(tok)
                 lms.append(lm)
             pairs = [(lm, i) for i, lm in enumerate(lms)]
-
-            def llg_advance(j: int) -> None:
-                for lm, (_, nxt) in zip(lms, plan):
-                    if j < len(nxt):
-                        lm.consume_token(nxt[j])
-
-            def llg_back() -> None:
-                for lm, (_, nxt) in zip(lms, plan):
-                    lm.rollback(min(steps, len(nxt)))
+            llg_advance, llg_back = _stepping(lms, plan, steps, lambda lm, t: lm.consume_token(t),
+                                              lambda lm, n: lm.rollback(n))
 
             for t in threads:
                 ex = llguidance.LLExecutor(t)

@@ -33,11 +33,6 @@ def _schema(i: int) -> dict:
             "required": [f"k{i}"], "additionalProperties": False}
 
 
-@pytest.fixture(scope="module")
-def vocab() -> Vocabulary:
-    return Vocabulary.default()
-
-
 def _masks(compiled, text: str) -> bytes:
     m = Matcher(compiled)
     bm = allocate_token_bitmask(1, compiled.vocab.size)

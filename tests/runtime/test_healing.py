@@ -17,11 +17,6 @@ from ..support.grammars import JSON_GBNF, RECORD_REGEX
 
 
 @pytest.fixture(scope="module")
-def vocab() -> Vocabulary:
-    return Vocabulary.default()
-
-
-@pytest.fixture(scope="module")
 def grammars(vocab: Vocabulary) -> list:
     return [compile_regex(RECORD_REGEX, vocab), compile_gbnf(JSON_GBNF, vocab),
             compile_json_schema({"type": "object", "properties": {

@@ -28,11 +28,6 @@ def _bytes_vocab() -> Vocabulary:
                                        [258])
 
 
-@pytest.fixture(scope="module")
-def vocab() -> Vocabulary:
-    return Vocabulary.default()
-
-
 def _grammars(vocab: Vocabulary) -> dict[str, Callable[[], CompiledGrammar]]:
     out: dict[str, Callable[[], CompiledGrammar]] = {
         "regex": lambda: compile_regex(RECORD_REGEX, vocab),

@@ -26,11 +26,6 @@ SCHEMA = {"type": "object", "properties": {"name": {"type": "string", "maxLength
 
 
 @pytest.fixture(scope="module")
-def vocab() -> Vocabulary:
-    return Vocabulary.default()
-
-
-@pytest.fixture(scope="module")
 def grammars(vocab: Vocabulary) -> list:
     return [compile_regex(RECORD_REGEX, vocab), compile_gbnf(JSON_GBNF, vocab),
             compile_json_schema(SCHEMA, vocab)]
