@@ -23,6 +23,7 @@ from grammask.compiler import (
     compile_gbnf,
     compile_grammar,
     compile_json_schema,
+    compile_structural_tag,
 )
 from grammask.runtime import CompiledGrammar, Matcher, Vocabulary, allocate_token_bitmask
 from grammask.runtime.pushdown.assembly import RuleAutomaton, assemble
@@ -218,3 +219,24 @@ def test_a_rule_over_budget_fails_only_the_steps_that_need_it() -> None:
     assert info.value.limit == "max_dfa_states" and "rule 'b'" in str(info.value)
     with pytest.raises(BudgetExceeded):
         m.fill_next_token_bitmask(bm)
+
+
+def test_marked_rules_are_built_when_reached_and_past_the_inlining_budget() -> None:
+    """Tool arguments (rules a structural tag marks to stay rules) are built when a call
+    reaches them; one over the inlining budget is built within `max_dfa_states` instead of
+    failing, since the compile can no longer fall back to keeping every rule."""
+    pattern = "^(a|b)*a(a|b){6}$"  # 128+ DFA states, over the inlining budget below
+    tags = [{"begin": f"<{name}>", "content": {"type": "json_schema", "json_schema": {
+        "type": "string", "pattern": pattern}}, "end": f"</{name}>"} for name in ("f", "g", "h")]
+    spec = {"type": "structural_tag", "format": {
+        "type": "triggered_tags", "triggers": ["<"], "tags": tags}}
+    vocab = small_vocabulary()
+    limits = Limits(max_inline_states=64)
+    compiled = compile_structural_tag(spec, vocab, limits=limits)
+    assert compiled.stats()["rules_built"] < compiled.stats()["rules"]
+    m = Matcher(compiled)
+    assert m.accept_string('hi <g>"bbab') and m.accept_string('aaaab"</g>') and m.can_terminate()
+    assert not Matcher(compiled).accept_string('<g>"ab"</g>')  # the pattern needs 7 more
+    with pytest.raises(BudgetExceeded):  # past max_dfa_states itself: an error at the step
+        Matcher(compile_structural_tag(spec, vocab, limits=Limits(
+            max_inline_states=64, max_dfa_states=100))).accept_string('<g>"')
