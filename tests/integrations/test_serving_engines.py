@@ -216,32 +216,51 @@ def _row(g):  # type: ignore[no-untyped-def]
     return mask[0].numpy()
 
 
-def test_the_engines_own_base_classes_where_they_import() -> None:
-    """Where vLLM and SGLang import (`bench/README.md`, "Engine interfaces": their wheels
-    unpacked with the few modules their base classes need), the backends subclass their
-    abstract classes, so the drivers above ran against them; GRAMMASK_REQUIRE_ENGINES=1 makes
-    their absence a failure."""
+INTERFACES = {  # the methods each engine calls (vLLM 0.34, SGLang 0.5.23 sources)
+    ("grammask.integrations.vllm", "GrammaskGrammar"): (
+        "accept_tokens", "validate_tokens", "rollback", "fill_bitmask", "is_terminated", "reset"),
+    ("grammask.integrations.vllm", "GrammaskBackend"): (
+        "compile_grammar", "allocate_token_bitmask", "destroy"),
+    ("grammask.integrations.sglang", "GrammaskGrammarObject"): (
+        "accept_token", "rollback", "is_terminated", "allocate_vocab_mask", "fill_vocab_mask",
+        "move_vocab_mask", "apply_vocab_mask", "copy", "maybe_init_reasoning"),
+    ("grammask.integrations.sglang", "GrammaskGrammarBackend"): (
+        "dispatch_json", "dispatch_regex", "dispatch_ebnf", "dispatch_structural_tag", "reset"),
+}
+ENGINE_BASES = {
+    "grammask.integrations.vllm": ("vllm.v1.structured_output.backend_types", {
+        "GrammaskBackend": "StructuredOutputBackend",
+        "GrammaskGrammar": "StructuredOutputGrammar"}),
+    "grammask.integrations.sglang": ("sglang.srt.constrained.base_grammar_backend", {
+        "GrammaskGrammarBackend": "BaseGrammarBackend",
+        "GrammaskGrammarObject": "BaseGrammarObject"}),
+}
+
+
+def test_the_backends_have_the_engines_interfaces() -> None:
+    """Each backend defines every method its engine calls; where vLLM and SGLang import
+    (`bench/README.md`, "Engine interfaces": their wheels unpacked with the few modules their
+    base classes need) it subclasses their abstract classes, so the drivers above ran against
+    them. GRAMMASK_REQUIRE_ENGINES=1 makes an engine's absence a failure."""
     import importlib
     import os
 
+    for (module, cls), methods in INTERFACES.items():
+        ours = getattr(importlib.import_module(module), cls)
+        missing = [m for m in methods if not callable(getattr(ours, m, None))]
+        assert not missing, (cls, missing)
     found = 0
-    for module, names, ours in (
-            ("vllm.v1.structured_output.backend_types",
-             ("StructuredOutputBackend", "StructuredOutputGrammar"),
-             ("grammask.integrations.vllm", ("GrammaskBackend", "GrammaskGrammar"))),
-            ("sglang.srt.constrained.base_grammar_backend",
-             ("BaseGrammarBackend", "BaseGrammarObject"),
-             ("grammask.integrations.sglang", ("GrammaskGrammarBackend",
-                                               "GrammaskGrammarObject")))):
+    for module, (engine_module, bases) in ENGINE_BASES.items():
         try:
-            engine = importlib.import_module(module)
+            engine = importlib.import_module(engine_module)
         except ImportError:
             continue
         found += 1
-        mine = importlib.import_module(ours[0])
-        for base, cls in zip(names, ours[1]):
+        mine = importlib.import_module(module)
+        for cls, base in bases.items():
             assert issubclass(getattr(mine, cls), getattr(engine, base)), (cls, base)
+        if hasattr(mine, "register"):  # SGLang's registry of grammar backends
+            mine.register()
+            assert "grammask" in engine.GRAMMAR_BACKEND_REGISTRY
     if os.environ.get("GRAMMASK_REQUIRE_ENGINES") == "1":
         assert found == 2, "vLLM or SGLang did not import"
-    elif not found:
-        pytest.skip("neither vLLM nor SGLang imports here (optional: bench/README.md)")
