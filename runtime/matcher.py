@@ -118,9 +118,9 @@ class Matcher:
         self._eos_row = ids_to_row(vocab.eos_token_ids, self._n_words)
         self._terminated = False
         self._history: deque[int] = deque(maxlen=max_rollback_tokens)
-        self._backend: Backend = _BACKENDS[compiled.kind](compiled, limits)
         if not isinstance(healing, (str, bytes, bytearray, memoryview)):
             raise TypeError(f"healing must be bytes or str, got {type(healing).__name__}")
+        self._backend: Backend = _BACKENDS[compiled.kind](compiled, limits)
         if healing:
             self._backend = HealingBackend(self._backend, _string_bytes(healing),
                                            compiled.spelling.list, compiled.token_sets.trie,
@@ -163,13 +163,8 @@ class Matcher:
             tid = _check_token_id(token_id, self._size)
         if self._terminated:
             raise MatcherError("the matcher has terminated (EOS accepted); reset or roll back first")
-        backend = self._backend
-        entry = backend.snapshot()
-        if tid in self._eos:
-            if not backend.is_complete():
-                return False
-            self._terminated = True
-        elif not backend.advance_token(tid):
+        entry = self._backend.snapshot()
+        if not self._step(tid):
             return False
         self._history.append(entry)
         return True
@@ -222,7 +217,8 @@ class Matcher:
 
     def _step(self, tid: int) -> bool:
         """Advance the backend by one token (EOS: only where the text may end, and then
-        terminate); False, changing nothing, when it is not allowed. Not kept in history."""
+        terminate); False, changing nothing, when it is not allowed. Not kept in history:
+        `accept_token` keeps it, the draft calls go back."""
         if tid in self._eos:
             if not self._backend.is_complete():
                 return False
