@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import __version__
+from .completion import CompletionCosts, completion_costs
 from .dfa.table import DFATable
 from .dfa.token_sets import DFATokenSets
 from .errors import SerializedGrammarError
@@ -172,6 +173,21 @@ class CompiledGrammar:
         d = self.dfa
         assert d is not None, "transition_lists exist for DFA grammars only"
         return d.transitions.tolist(), d.byte_class.tolist(), d.accepting.tolist()
+
+    @functools.cached_property
+    def completion_costs(self) -> CompletionCosts:
+        """From each state of the automaton, the fewest tokens that surely finish the text
+        (`completion.py`; rule automata get every rule built first)."""
+        spelling = self.spelling
+        if self.dfa is not None:
+            d = self.dfa
+            return completion_costs(d.transitions, d.byte_class, d.accepting,
+                                    (spelling.data, spelling.offsets))
+        t = self.automaton
+        assert isinstance(t, PushdownTable)
+        return completion_costs(t.transitions, t.byte_class, t.accepting,
+                                (spelling.data, spelling.offsets),
+                                (t.call_offsets, t.call_rule, t.call_next, t.rule_start))
 
     @property
     def vocab_size(self) -> int:

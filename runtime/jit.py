@@ -282,6 +282,9 @@ RUNTIME_KERNEL_MODULES = (
     "grammask.runtime.pushdown.earley",
     "grammask.runtime.pushdown.derive",
     "grammask.runtime.pushdown.kernels",
+    "grammask.runtime.pushdown.costs",
+    "grammask.runtime.pushdown.budget",
+    "grammask.runtime.completion",
 )
 """The runtime's modules that define kernels (the compiler lists its own)."""
 

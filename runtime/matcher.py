@@ -30,8 +30,10 @@ from .backends.base import Backend
 from .backends.dfa import DFABackend
 from .backends.healing import HealingBackend
 from .backends.pushdown import PushdownBackend
+from .backends.token_budget import TokenBudgetBackend
 from .bitmask import as_bitmask_array, bitmask_words, ids_to_row
 from .compiled import CompiledGrammar
+from .completion import UNREACHABLE
 from .errors import MatcherBudgetExceeded, MatcherError
 from .run_limits import RuntimeLimits
 from .vocab.spelling import MARKER
@@ -88,6 +90,12 @@ class Matcher:
     `healing` (bytes or text, from `Vocabulary.heal`) are bytes taken off the prompt's end:
     the output must write them again first, in tokens of its choice, and what follows them
     is in the grammar's language (`backends/healing.py`).
+    `max_tokens` is a token budget: every mask allows only tokens after which the text can
+    still be finished within the tokens left, so an output that follows the masks is complete
+    after at most `max_tokens` tokens, EOS not counted (`backends/token_budget.py`; costs are
+    counted in single-byte tokens and token references, so for a vocabulary with every single
+    byte each state has one). A budget shorter than the grammar's shortest output is a
+    ValueError; `accept_string` uses none of it but may not leave the text unfinishable.
     A matcher belongs to one sequence and one thread at a time; the compiled grammar it walks
     may be shared by any number of matchers on any threads.
 
@@ -101,7 +109,8 @@ class Matcher:
     """
 
     def __init__(self, compiled: CompiledGrammar, *, max_rollback_tokens: int | None = None,
-                 limits: RuntimeLimits | None = None, healing: bytes | str = b"") -> None:
+                 limits: RuntimeLimits | None = None, healing: bytes | str = b"",
+                 max_tokens: int | None = None) -> None:
         if not isinstance(compiled, CompiledGrammar):
             raise TypeError(f"Matcher needs a CompiledGrammar, got {type(compiled).__name__}")
         if max_rollback_tokens is not None:
@@ -121,6 +130,12 @@ class Matcher:
         if not isinstance(healing, (str, bytes, bytearray, memoryview)):
             raise TypeError(f"healing must be bytes or str, got {type(healing).__name__}")
         self._backend: Backend = _BACKENDS[compiled.kind](compiled, limits)
+        if max_tokens is not None:
+            max_tokens = _check_count("max_tokens", max_tokens)
+            if healing:
+                raise ValueError("healing and max_tokens together are not supported")
+            self._backend = TokenBudgetBackend(self._backend, max_tokens, self._eos_row)
+        self.max_tokens = max_tokens
         if healing:
             self._backend = HealingBackend(self._backend, _string_bytes(healing),
                                            compiled.spelling.list, compiled.token_sets.trie,
@@ -137,6 +152,12 @@ class Matcher:
         _check_limits(limits)
         self._limits = limits
         self._backend.set_limits(limits)
+
+    @property
+    def tokens_left(self) -> int | None:
+        """Tokens left of `max_tokens` (None without a budget); EOS uses none."""
+        backend = self._backend
+        return backend.tokens_left if isinstance(backend, TokenBudgetBackend) else None
 
     @property
     def vocab_size(self) -> int:
@@ -183,6 +204,19 @@ class Matcher:
     def can_terminate(self) -> bool:
         """Whether EOS is allowed now: the text so far is a complete match."""
         return not self._terminated and self._backend.is_complete()
+
+    def completion_cost(self) -> int | None:
+        """The fewest tokens that surely finish the text from here: steps of single-byte
+        tokens and token references (`completion.py`), so an upper bound of what the
+        shortest completion needs; 0 at the end, None when no completion is counted (a byte
+        it needs has no token of its own)."""
+        if self._terminated:
+            return 0
+        backend = self._backend
+        if isinstance(backend, HealingBackend):
+            raise MatcherError("a matcher with healing bytes has no completion cost")
+        cost = backend.completion_cost()  # type: ignore[attr-defined]
+        return None if cost >= UNREACHABLE else int(cost)
 
     def is_terminated(self) -> bool:
         """Whether EOS has been accepted."""

@@ -19,6 +19,7 @@ from typing import cast
 import numpy as np
 
 from ..compiled import CompiledGrammar
+from ..completion import CompletionCosts
 from ..dfa.kernels import walk_bytes
 from ..dfa.token_sets import DFATokenSets
 from ..run_limits import RuntimeLimits
@@ -35,6 +36,7 @@ class DFABackend:
         self._sets = cast(DFATokenSets, compiled.token_sets)
         self._tokens = compiled.spelling.list
         self._state = dfa.start
+        self._costs: CompletionCosts | None = None
 
     def fill(self, row: np.ndarray) -> None:
         self._sets.get(self._state).fill(row)
@@ -66,6 +68,29 @@ class DFABackend:
             return False
         self._state = nxt
         return True
+
+    def _cost_table(self) -> CompletionCosts:
+        if self._costs is None:
+            self._costs = self._compiled.completion_costs
+        return self._costs
+
+    def completion_cost(self) -> int:
+        """The fewest steps that finish the text from here (`completion.py`)."""
+        return int(self._cost_table().cost[self._state])
+
+    def fill_within(self, row: np.ndarray, bound: int) -> None:
+        """`fill` keeping only the tokens after which the text can end within `bound` more
+        tokens: the stored row when no state costs more, else a bounded row (kept per state
+        and bound, `CompletionCosts.rows`)."""
+        costs = self._cost_table()
+        if bound >= costs.max_cost:
+            self.fill(row)
+            return
+        kept = costs.kept_row(self._state, bound)
+        if kept is None:
+            kept = self._sets.bounded(self._state, costs.cost, bound)
+            costs.keep_row(self._state, bound, kept)
+        np.copyto(row, kept)
 
     def is_complete(self) -> bool:
         return bool(self._dfa.accepting[self._state])

@@ -24,8 +24,12 @@ from typing import Any, cast
 import numpy as np
 
 from ..compiled import CompiledGrammar
+from ..completion import CompletionCosts
+from ..pushdown.budget import WITHIN, candidate_buffers, fill_budget
+from ..pushdown.costs import MEMO_SLOTS, TAIL_SETS, earley_cost
 from ..pushdown.earley import (
     N_SETS,
+    OVERFLOW,
     EarleyArrays,
     RuleNeeded,
     earley_start,
@@ -52,6 +56,8 @@ class PushdownBackend:
         self._earley = EarleyArrays.empty(self._sets.table.n_states)
         self.set_limits(limits)
         self._run("the start", earley_start, np.int32(table.rule_start[table.start_rule]))
+        self._compiled = compiled
+        self._costs: tuple[CompletionCosts, tuple[np.ndarray, ...]] | None = None
 
     def set_limits(self, limits: RuntimeLimits) -> None:
         self._limits = limits
@@ -114,12 +120,61 @@ class PushdownBackend:
 
     def restore(self, entry: int) -> None:
         self._earley.truncate(entry)
+        if self._costs is not None:
+            bstate = self._costs[1][4]
+            bstate[TAIL_SETS] = min(int(bstate[TAIL_SETS]), entry)
 
     def copy(self) -> PushdownBackend:
         other = copy.copy(self)
         other._earley = self._earley.copy()
         other._scratch = np.zeros_like(self._scratch)
+        if self._costs is not None:
+            other._costs = (self._costs[0], tuple(a if i == 0 else a.copy()
+                                                  for i, a in enumerate(self._costs[1])))
         return other
+
+    def _cost_args(self) -> tuple[CompletionCosts, tuple[np.ndarray, ...]]:
+        """The grammar's completion costs and this recognizer's `costs` arrays
+        (`pushdown/costs.py`), made on first use; `tails` grown to the items' capacity.
+        Every rule is built first, and the recognizer moved onto the complete table."""
+        if self._costs is None:
+            shared = self._compiled.completion_costs
+            self._g = self._sets.g
+            self._earley.cover(self._sets.table.n_states)
+            self._costs = (shared, (shared.cost, np.zeros(self._earley.capacity, np.int64),
+                                    np.zeros((MEMO_SLOTS, 4), np.int64),
+                                    np.zeros((self._sets.table.n_rules, 2), np.int64),
+                                    np.zeros(4, np.int64)))
+        shared, arrays = self._costs
+        if len(arrays[1]) < self._earley.capacity:
+            tails = np.zeros(self._earley.capacity, np.int64)
+            tails[:len(arrays[1])] = arrays[1]
+            self._costs = shared, arrays = (shared, arrays[:1] + (tails,) + arrays[2:])
+        return shared, arrays
+
+    def completion_cost(self) -> int:
+        """The fewest steps that finish the text from here (`pushdown/costs.py`)."""
+        return int(earley_cost(self._g, self._earley.kernel_args(), self._cost_args()[1]))
+
+    def fill_within(self, row: np.ndarray, bound: int) -> None:
+        """`fill` keeping only the tokens after which the text can end within `bound` more
+        tokens (`pushdown/budget.py`)."""
+        words = row.view(np.uint32)
+        sets = self._sets
+        buffers = candidate_buffers(sets.trie, sets.vocab.size)
+        while True:
+            shared, arrays = self._cost_args()  # tails follow the arrays' growth
+            r = fill_budget(self._g, self._earley.kernel_args(), sets.snapshot, sets.trie_args,
+                            sets.eos_ids, words, self._scratch, arrays, shared.within, *buffers,
+                            bound)
+            if r == 0:
+                return
+            if r == OVERFLOW:
+                self._earley.overflowed(self._limits, "fill_next_token_bitmask")
+            elif r >= WITHIN:
+                shared.within[r - WITHIN] = sets.within_cost(r - WITHIN, shared.cost)
+            else:
+                sets.get(NEED - r)
 
     def jump_forward_bytes(self, max_bytes: int) -> bytes:
         e = self._earley
@@ -141,4 +196,5 @@ class PushdownBackend:
         return bytes(out)
 
     def memory_bytes(self) -> int:
-        return self._earley.nbytes() + self._scratch.nbytes
+        costs = 0 if self._costs is None else sum(a.nbytes for a in self._costs[1][1:])
+        return self._earley.nbytes() + self._scratch.nbytes + costs

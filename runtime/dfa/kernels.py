@@ -24,10 +24,13 @@ def walk_bytes(transitions, byte_class, data, begin, end, state):  # type: ignor
     return s
 
 
-@kernel(R(int32, 2), R(int32), int32, R(uint8), R(int64), R(int32), R(int32), int64, A(uint32))
-def trie_token_row(transitions, byte_class, state, data, offsets, lcp, ids, max_len, row):  # type: ignore[no-untyped-def]
+@kernel(R(int32, 2), R(int32), int32, R(uint8), R(int64), R(int32), R(int32), int64, R(int64),
+        int64, A(uint32))
+def trie_token_row(transitions, byte_class, state, data, offsets, lcp, ids, max_len, cost, bound,  # type: ignore[no-untyped-def]
+                   row):
     """Set in `row` (uint32 bitmask words) the bit of every trie token whose bytes walk from
-    `state` without dying; return how many were set.
+    `state` without dying, to a state s with cost[s] <= bound when `bound` >= 0 (a token
+    budget: `completion.py`; `cost` is then one per state); return how many were set.
 
     A depth-first walk of the sorted trie: states of the shared prefix are reused, and a token
     extending a prefix that already died is rejected without reading its bytes. Relies on the
@@ -53,7 +56,7 @@ def trie_token_row(transitions, byte_class, state, data, offsets, lcp, ids, max_
             p += 1
             stack[p] = s
         good = p
-        if p == length:
+        if p == length and (bound < 0 or cost[s] <= bound):
             t = ids[i]
             row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
             count += 1

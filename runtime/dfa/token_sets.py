@@ -28,6 +28,9 @@ from ..vocab.vocabulary import Vocabulary
 from .kernels import trie_token_row
 from .table import DFATable
 
+NO_COST = np.zeros(1, dtype=np.int64)
+"""The `cost` of `trie_token_row` without a bound."""
+
 _BASE_ROWS: "weakref.WeakKeyDictionary[TokenTrie, np.ndarray]" = weakref.WeakKeyDictionary()
 
 
@@ -83,7 +86,7 @@ class DFATokenSets:
         for which, a, b in slices.tolist():
             t = self.trie if which == 0 else level.rest
             n_allowed += trie_token_row(tr, bc, np.int32(state), t.data, t.offsets[a:b + 1],
-                                        t.lcp[a:b], t.ids[a:b], t.max_len, words)
+                                        t.lcp[a:b], t.ids[a:b], t.max_len, NO_COST, -1, words)
         row = words.view(np.int32)
         if self.dfa.accepting[state]:
             row |= self.eos_row
@@ -95,6 +98,19 @@ class DFATokenSets:
         default = self.base_row if n_base < n_zero else self.zero_row
         idx = np.flatnonzero(row != default).astype(np.intp)
         return StateTokens(default, immutable(idx), immutable(row[idx]), int(n_allowed))
+
+    def bounded(self, state: int, cost: np.ndarray, bound: int) -> np.ndarray:
+        """The row of `state` (int32 words, immutable, not stored) keeping only the tokens
+        after which `cost` is at most `bound`, with EOS where `state` accepts: one walk of
+        the whole trie (a token budget's end, `backends/token_budget.py`)."""
+        words = np.zeros(self.n_words, dtype=np.uint32)
+        t = self.trie
+        trie_token_row(self.dfa.transitions, self.dfa.byte_class, np.int32(state), t.data,
+                       t.offsets, t.lcp, t.ids, t.max_len, cost, bound, words)
+        row = words.view(np.int32)
+        if self.dfa.accepting[state]:
+            row |= self.eos_row
+        return immutable(row)
 
     def _shared_row(self, row: np.ndarray) -> np.ndarray:
         """`row` as an immutable array, the one already stored if an equal row is (many states

@@ -22,6 +22,7 @@ import numpy as np
 from numba.types import Tuple, boolean, int32, int64, uint8, uint32
 
 from ..jit import A, R, kernel
+from .costs import COSTS, set_cost, set_tails
 from .earley import (
     ENGINE,
     GEN,
@@ -196,7 +197,7 @@ def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, unce
 
 
 @kernel(R(int64, 2), R(uint32, 2), R(uint32), R(uint32, 2), int32, A(uint32), nrt=False)
-def _state_row(meta, dense, base, patches, s, out):  # type: ignore[no-untyped-def]
+def state_row(meta, dense, base, patches, s, out):  # type: ignore[no-untyped-def]
     kind = meta[s, DEFAULT]
     if kind == OWN:
         slot = meta[s, SLOT]
@@ -241,9 +242,9 @@ def fill_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-unty
             continue
         per_state[s, 2] = mark - 1
         if n_kernel == 0:
-            _state_row(meta, dense, base, patches, s, row)
+            state_row(meta, dense, base, patches, s, row)
         else:
-            _state_row(meta, dense, base, patches, s, scratch)
+            state_row(meta, dense, base, patches, s, scratch)
             for w in range(len(row)):
                 row[w] |= scratch[w]
         n_kernel += 1
@@ -258,9 +259,11 @@ def fill_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-unty
         b0 = meta[s, UNC_BEGIN]
         n = meta[s, UNC_LEN]
         if n:
-            r = _check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable,
-                                  items, sets, per_state, counters, uncertain_store[b0:b0 + n],
-                                  n, trie, row)
+            # No budget (bound -1): the cost arrays are not read, any of their types will do.
+            r = check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable,
+                                 items, sets, per_state, counters, uncertain_store[b0:b0 + n],
+                                 n, trie, row, (eos_ids, counters, per_state, per_state,
+                                                counters), -1)
             counters[N_SETS] = k + 1
             if r == OVERFLOW:
                 return OVERFLOW
@@ -272,11 +275,14 @@ def fill_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-unty
 
 @kernel(R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),
         R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), R(int32), int64,
-        TRIE, A(uint32), nrt=False)
-def _check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,  # type: ignore[no-untyped-def]
-                      per_state, counters, cand, n, trie, row):
+        TRIE, A(uint32), COSTS, int64, nrt=False)
+def check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,  # type: ignore[no-untyped-def]
+                     per_state, counters, cand, n, trie, row, costs, bound):
     """Set the bits of the candidate tokens (trie positions cand[:n], ascending) whose bytes
-    the real sets accept; consecutive candidates share the sets of their common prefix. Once
+    the real sets accept and, when `bound` >= 0, after which the sets cost at most `bound`
+    (`costs.py`: each set the walk builds gets its tails); return the largest cost of a
+    candidate accepted by its bytes (0 without a bound), or OVERFLOW. Consecutive
+    candidates share the sets of their common prefix. Once
     a candidate dies at byte `dead`, every trie token sharing its first dead + 1 bytes dies
     too: the trie's skip chain finds where they end and a binary search the next candidate
     past them (after a JSON value, tens of thousands of candidates start with a space and a
@@ -287,6 +293,7 @@ def _check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, 
     prev = -1
     depth = 0
     dead = -1
+    most = 0
     x = 0
     while x < n:
         c = cand[x]
@@ -318,10 +325,17 @@ def _check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, 
             if r == 0:
                 dead = p
                 break
+            if bound >= 0:
+                set_tails(coff, crule, cnext, srule, items, sets, costs, counters[N_SETS] - 1)
             p += 1
         depth = p
         prev = c
         if dead < 0:
+            if bound >= 0:
+                cost = set_cost(items, sets, costs, counters[N_SETS] - 1)
+                most = max(most, cost)
+                if cost > bound:
+                    continue
             row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
             continue
         end = c + 1
@@ -336,4 +350,4 @@ def _check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, 
                 hi = mid
         x = lo
     counters[N_SETS] = base_sets
-    return 0
+    return most

@@ -35,6 +35,8 @@ from ..row_kernels import array_hash, differing_words, write_patches
 from ..vocab.trie import TokenTrie, next_shorter_prefix, token_trie
 from ..vocab.vocabulary import Vocabulary
 from .assembly import complete, extended
+from .budget import candidate_buffers, within_cost
+from .costs import MEMO_SLOTS
 from .earley import NEEDED, OVERFLOW, EarleyArrays
 from .kernels import (
     BASE,
@@ -239,6 +241,23 @@ class PushdownTokenSets:
                 self.need(rule)
             else:
                 self._scratch.grow()
+
+    def within_cost(self, state: int, cost: np.ndarray) -> int:
+        """The largest cost inside `state`'s rule after a token of its stored row, from the
+        rule automata's completion costs `cost` (`budget.py`); every rule must be built."""
+        self.get(state)
+        with self._lock:
+            e, words = self._scratch, np.zeros((2, self.n_words), dtype=np.uint32)
+            costs = (cost, np.zeros(0, dtype=np.int64), np.zeros((MEMO_SLOTS, 4), dtype=np.int64),
+                     np.zeros((self.table.n_rules, 2), dtype=np.int64), np.zeros(4, np.int64))
+            buffers = candidate_buffers(self.trie, self.vocab.size)
+            while True:
+                costs = costs[:1] + (np.zeros(e.capacity, dtype=np.int64),) + costs[2:]
+                r = within_cost(self.g, e.kernel_args(), np.int32(state), self.snapshot,
+                                self.trie_args, words[0], words[1], costs, *buffers)
+                if r != OVERFLOW:
+                    return int(r)
+                e.grow()
 
     def _store(self, state: int, words: np.ndarray, uncertain: np.ndarray, n_accepted: int
                ) -> None:

@@ -9,6 +9,8 @@ nullable nonterminal also steps over it.
 """
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass, field
 
 from grammask.compiler.ir.nodes import (
@@ -297,3 +299,79 @@ class ReferenceRecognizer:
             prefix = split_utf8(data[:i]) if i <= longest else None
             out.append(prefix is not None and self._live(sets, *prefix))
         return out
+
+    @functools.cached_property
+    def _min_bytes(self) -> dict[int, float]:
+        """The fewest UTF-8 bytes each nonterminal derives (least fixpoint)."""
+        least: dict[int, float] = {}
+        changed = True
+        while changed:
+            changed = False
+            for lhs, body in self._productions:
+                v = self._body_bytes(body, least)
+                if v < least.get(lhs, math.inf):
+                    least[lhs] = v
+                    changed = True
+        return least
+
+    @staticmethod
+    def _body_bytes(body: tuple[Symbol, ...], least: dict[int, float]) -> float:
+        return sum(least.get(s, math.inf) if isinstance(s, int)
+                   else min(len(chr(lo).encode("utf-8", "surrogatepass")) for lo, _ in s)
+                   for s in body)
+
+    def _chart_cost(self, sets: list[_EarleySet]) -> float:
+        """The fewest bytes that finish the text of the chart `sets`: per set, ret[X] = the
+        fewest bytes from the end of an X begun there to the end of the text, the best over
+        the set's items waiting for X (a fixpoint: items begun in the set wait in it too)."""
+        least = self._min_bytes
+        rets: list[dict[int, float]] = []
+
+        def tail(item: Item) -> float:
+            p, _, o = item
+            return 0.0 if self._productions[p][0] == self._accept else \
+                rets[o].get(self._productions[p][0], math.inf)
+
+        for es in sets:
+            own: dict[int, float] = {}
+            rets.append(own)
+            changed = True
+            while changed:
+                changed = False
+                for item in es.items:
+                    p, d, _ = item
+                    body = self._productions[p][1]
+                    if d < len(body) and isinstance(body[d], int):
+                        v = self._body_bytes(body[d + 1:], least) + tail(item)
+                        if v < own.get(body[d], math.inf):
+                            own[body[d]] = v
+                            changed = True
+        return min((self._body_bytes(self._productions[p][1][d:], least) + tail((p, d, o))
+                    for p, d, o in sets[-1].items), default=math.inf)
+
+    def completion_bytes(self, data: bytes, max_tries: int = 64) -> int | None:
+        """The fewest bytes that extend `data` (UTF-8, possibly ending inside a character) to
+        a string of the language, a character counting its UTF-8 length; None when none does.
+        A partial last character is finished by each code point that continues it (at most
+        `max_tries`, else ValueError)."""
+        split = split_utf8(data)
+        if split is None:
+            return None
+        text, partial = split
+        if partial is None:
+            sets = self._chart(text)
+            if len(sets) <= len(text) or not sets[-1].items:
+                return None
+            cost = self._chart_cost(sets)
+            return None if cost == math.inf else int(cost)
+        best: int | None = None
+        had = len(data) - len(text.encode("utf-8", "surrogatepass"))
+        points = [cp for lo, hi in self.allowed_next_chars(data) for cp in range(lo, hi + 1)]
+        if len(points) > max_tries:
+            raise ValueError(f"{len(points)} code points continue the last character")
+        for cp in points:
+            rest = self.completion_bytes((text + chr(cp)).encode("utf-8", "surrogatepass"))
+            if rest is not None:
+                more = len(chr(cp).encode("utf-8", "surrogatepass")) - had + rest
+                best = more if best is None else min(best, more)
+        return best
