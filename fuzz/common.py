@@ -79,9 +79,10 @@ def _expect(cond: bool, message: str) -> None:
 
 
 def _reference_check(ref: ReferenceRecognizer, vocab: Vocabulary, prefix: bytes,
-                     bits: np.ndarray, rng: random.Random) -> None:
-    """A sample of the mask against the reference: allowed tokens keep the prefix viable,
-    sampled others agree, EOS exactly at complete prefixes."""
+                     bits: np.ndarray, rng: random.Random, left: int | None) -> None:
+    """A sample of the mask against the reference: allowed tokens keep the prefix viable
+    (and, with `left` tokens of a budget, can be finished in the rest, each byte a token of a
+    byte vocabulary), sampled others agree, EOS exactly at complete prefixes."""
     eos = set(vocab.eos_token_ids.tolist())
     specials = set(vocab.special_token_ids.tolist())
     allowed = [t for t in np.flatnonzero(bits).tolist() if t not in eos]
@@ -90,9 +91,15 @@ def _reference_check(ref: ReferenceRecognizer, vocab: Vocabulary, prefix: bytes,
     for tid in (t for t in sample if t not in eos):
         spelled = vocab.token_bytes(tid)
         expected = tid not in specials and bool(spelled) and ref.viable(prefix + spelled)
+        if expected and left is not None:
+            try:
+                cost = ref.completion_bytes(prefix + spelled)
+            except ValueError:  # too many code points finish its last character
+                continue
+            expected = cost is not None and cost <= left - 1
         _expect(bool(bits[tid]) == expected,
                 f"token {tid} {spelled!r} after {prefix!r}: mask {bool(bits[tid])},"
-                f" reference {expected}")
+                f" reference {expected}" + ("" if left is None else f", {left} tokens left"))
     complete = ref.complete(prefix)
     _expect(all(bool(bits[e]) == complete for e in eos),
             f"EOS after {prefix!r}: mask {[bool(bits[e]) for e in eos]}, reference {complete}")
@@ -131,7 +138,7 @@ def _walk(m: Matcher, vocab: Vocabulary, rng: random.Random, steps: int,
             continue
         _expect(len(allowed) > 0, f"no continuation after {prefix!r}")
         if ref is not None:
-            _reference_check(ref, vocab, prefix, bits, rng)
+            _reference_check(ref, vocab, prefix, bits, rng, m.tokens_left)
         op = rng.random()
         if op < 0.7:
             preferred = allowed[_structural(vocab)[allowed]].tolist()

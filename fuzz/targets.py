@@ -47,7 +47,16 @@ def frontend(name: str, parse: Callable[[str], Grammar | Node], seeds: list[str]
         except GrammarError:
             return False
         rng = input_rng(text)
-        walk(Matcher(compiled), BYTES, rng, rng.randint(1, 16), reference_for(ir))
+        ref = reference_for(ir)
+        m = Matcher(compiled)
+        if ref is not None and rng.random() < 0.3:  # under a token budget
+            shortest = ref.completion_bytes(b"")
+            cost = m.completion_cost()
+            if cost != shortest:
+                raise FindingError(f"completion cost {cost}, reference {shortest}")
+            if shortest is not None:
+                m = Matcher(compiled, max_tokens=shortest + rng.randint(0, 6))
+        walk(m, BYTES, rng, rng.randint(1, 16), ref)
         return True
 
     return Target(name, seeds, run, mutate_text)
