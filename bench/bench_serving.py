@@ -17,6 +17,12 @@ Draft verification: at every position of every document, a draft of the next K t
 replaces, one `fill_next_token_bitmask` and `accept_token` per draft token, the last fill and
 `rollback(K)`. Reported per draft token.
 
+Token budgets: every document of the workload walked by a matcher with `max_tokens` set to
+its length in bytes (the tightest budget it surely fits: costs count single-byte tokens) and by
+one without, fills timed at each position (warm: one untimed walk first). Reported: median and
+99th percentile µs per fill, all positions and the last 8 (where the budget binds and the
+tokens of the tight states are walked with their costs).
+
 Serialized grammars: `compile_gbnf` with the process caches cleared (a fresh worker) against
 `CompiledGrammar.from_bytes` of its `to_bytes()`.
 
@@ -178,6 +184,33 @@ def bench_drafts(vocab: Any, workload: Any, k: int, max_positions: int) -> dict[
             "stepwise_us_per_token": statistics.median(stepwise) / 1e3}
 
 
+def bench_budget(vocab: Any, workload: Any) -> dict[str, Any]:
+    compiled = compile_gbnf(workload.gbnf, vocab)
+    bm = allocate_token_bitmask(1, vocab.size)
+    times: dict[str, list[float]] = {"plain": [], "budget": [], "plain_end": [],
+                                      "budget_end": []}
+    for warm in (True, False):
+        for doc in workload.docs:
+            ids = vocab.encode(doc)
+            for name, m in (("plain", Matcher(compiled)),
+                            ("budget", Matcher(compiled, max_tokens=len(doc.encode())))):
+                for pos, tok in enumerate(ids):
+                    t0 = time.perf_counter_ns()
+                    m.fill_next_token_bitmask(bm)
+                    t1 = time.perf_counter_ns()
+                    if not m.accept_token(tok):
+                        raise AssertionError(f"{workload.name}: the document left its budget")
+                    if not warm:
+                        times[name].append((t1 - t0) / 1e3)
+                        if pos >= len(ids) - 8:
+                            times[f"{name}_end"].append((t1 - t0) / 1e3)
+    out: dict[str, Any] = {"grammar": workload.name, "fills": len(times["plain"])}
+    for name, values in times.items():
+        out[f"{name}_p50_us"] = statistics.median(values)
+        out[f"{name}_p99_us"] = float(np.percentile(values, 99))
+    return out
+
+
 def bench_load(vocab: Any, workload: Any, repeats: int) -> dict[str, Any]:
     """Compile from scratch (process caches cleared first: a fresh worker) against loading
     the serialized grammar; median ms."""
@@ -246,11 +279,12 @@ def main() -> None:
     print(f"grammask serving benchmark; {cpus} CPUs, not pinned; {setup.setup_line()}")
     for note in setup.notes:
         print(f"  {note}")
-    rows, drafts, loads = [], [], []
+    rows, drafts, loads, budgets = [], [], [], []
     for w in workloads:
         rows += bench_batch(setup.vocab, w, batches, threads, llg, args.steps, args.repeats)
         drafts.append(bench_drafts(setup.vocab, w, args.draft, 2000))
         loads.append(bench_load(setup.vocab, w, 20))
+        budgets.append(bench_budget(setup.vocab, w))
     engines = ["grammask"] + (["llguidance"] if llg is not None else [])
     t0, t1 = threads[0], threads[-1]
     body = []
@@ -278,6 +312,14 @@ def main() -> None:
                 "median ms", ["grammar", "bytes", "compile", "load", "ratio"],
                 [[d["grammar"], d["bytes"], d["compile_ms"], d["load_ms"],
                   d["compile_ms"] / d["load_ms"]] for d in loads]))
+    print()
+    print(table("token budget (max_tokens = the document's bytes) against none: µs per fill",
+                ["grammar", "fills", "none p50", "budget p50", "none p99", "budget p99",
+                 "last 8: none p50", "budget p50", "none p99", "budget p99"],
+                [[b["grammar"], b["fills"], b["plain_p50_us"], b["budget_p50_us"],
+                  b["plain_p99_us"], b["budget_p99_us"], b["plain_end_p50_us"],
+                  b["budget_end_p50_us"], b["plain_end_p99_us"], b["budget_end_p99_us"]]
+                 for b in budgets]))
     churn = bench_churn(setup.vocab, args.churn, args.churn_bytes) if args.churn else None
     if churn is not None:
         print()
@@ -287,7 +329,8 @@ def main() -> None:
                       churn["entries"], churn["seconds"], churn["rss_growth"]]]))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"batch": rows, "drafts": drafts, "load": loads, "churn": churn}, f,
+            json.dump({"batch": rows, "drafts": drafts, "load": loads, "budget": budgets,
+                       "churn": churn}, f,
                       indent=1)
     sys.stdout.flush()
 
