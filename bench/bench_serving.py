@@ -32,11 +32,17 @@ process's resident memory growth.
 """
 from __future__ import annotations
 
-import harness  # noqa: F401  (sets thread variables first)
+import os
+
+# Numba's threads (batch fills with max_threads > 1) may use every CPU here, which the harness
+# would otherwise limit to one, as it does every library's threads.
+for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_var, str(len(os.sched_getaffinity(0))))
+
+import harness  # noqa: E402,F401  (sets the other thread variables first)
 
 import argparse
 import json
-import os
 import random
 import statistics
 import sys

@@ -5,36 +5,41 @@ pairwise distinct (checked), and a matcher's fill reads the compiled grammar's s
 which are safe to read and to complete from any thread (`compiled.py`). So threads never write
 the same memory, and each row is exactly what `Matcher.fill_next_token_bitmask` writes alone.
 
-Threads: the matchers are dealt to at most `max_threads` workers in turn (worker w takes
-matchers w, w + t, w + 2t, ...: a mixed batch spreads its costly fills), the calling thread
-being one of them, the others from one process-wide pool. A fill's kernels release the GIL
-(`jit.py`), so the workers overlap there; but the Python around each fill (the matcher's
-checks, the backend's dispatch, Numba unboxing some twenty arrays per kernel call: about 3 µs)
-holds it, and on the fills a server mostly makes (a warm state: a stored row, or a short
-recheck of stack-dependent tokens, 3-10 µs in all) that part dominates, so a second thread
-only adds GIL hand-offs: 1.5-2 times slower on JSON and arithmetic batches of 8 to 256
-(`bench/bench_serving.py`). Hence one thread by default. Batches scale only once the per
-matcher dispatch moves into compiled code (one call per worker over the Earley state of all
-its matchers), which the matchers' separately owned arrays do not allow today.
+The hot loop: the pushdown matchers of one table are filled by one compiled call
+(`fill_many`), which reaches each recognizer's arrays through its header (their addresses,
+`EarleyArrays.header`): no Python, no argument unboxing per sequence, and no GIL while it
+runs. With `max_threads` > 1 the call spreads the sequences over Numba's threading layer
+(`prange`), whose threads wait for work spinning rather than being woken, as a Python pool's
+must (about 80 µs per hand-off on a shared 2-core machine: more than a whole batch of 64).
+What a call needs of its matchers (headers, rows, groups) is a plan, kept for the next call
+with the same matchers and rows while no recognizer's arrays moved, so a steady batch costs a
+few attribute reads per sequence in Python. A fill the compiled call cannot finish (a state
+without its token set yet, arrays to grow, a rule to build) and every other matcher (a DFA,
+healing, a token budget, after EOS) are filled one by one, after it.
+
+Threads and processes: Numba's threading layer starts at the first batch with threads (TBB,
+OpenMP or its own workqueue, whichever is installed); one such batch runs at a time in a
+process, and GNU OpenMP, once started, must not be used again in a child made by `fork`.
 """
 from __future__ import annotations
 
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 
+from .backends.pushdown import fill_many
 from .bitmask import bitmask_view, bitmask_words
 from .matcher import Matcher
+from .pushdown.earley import EarleyArrays
 
 __all__ = ["batch_fill_next_token_bitmask"]
 
-_pool: ThreadPoolExecutor | None = None
-_pool_size = 0
-_pool_lock = threading.Lock()
+_LAST = threading.local()  # the last plan made on this thread
 
 
 def _cpus() -> int:
@@ -44,16 +49,17 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _executor(workers: int) -> ThreadPoolExecutor:
-    """The process-wide pool, with at least `workers` threads."""
-    global _pool, _pool_size
-    with _pool_lock:
-        if _pool is None or _pool_size < workers:
-            old, _pool, _pool_size = _pool, ThreadPoolExecutor(
-                max_workers=workers, thread_name_prefix="grammask-fill"), workers
-            if old is not None:
-                old.shutdown(wait=False)
-        return _pool
+def _threads(max_threads: Any, n: int) -> int:
+    """The workers for a batch of n: `max_threads` (None: the CPUs), at most n, at least 1."""
+    if max_threads is None:
+        threads = _cpus()
+    elif isinstance(max_threads, bool) or not isinstance(max_threads, (int, np.integer)):
+        raise TypeError(f"max_threads must be an int or None, got {max_threads!r}")
+    elif max_threads < 1:
+        raise ValueError(f"max_threads must be at least 1, got {max_threads}")
+    else:
+        threads = int(max_threads)
+    return max(1, min(threads, n, numba.config.NUMBA_NUM_THREADS))
 
 
 def _checked(matchers: Any, bitmask: Any, indices: Any,
@@ -78,14 +84,7 @@ def _checked(matchers: Any, bitmask: Any, indices: Any,
             raise ValueError(f"{len(rows)} indices for {len(ms)} matchers")
         if len(set(rows)) != len(rows):
             raise ValueError("indices repeat a row: two matchers would write it")
-    if max_threads is None:
-        threads = _cpus()
-    elif isinstance(max_threads, bool) or not isinstance(max_threads, (int, np.integer)):
-        raise TypeError(f"max_threads must be an int or None, got {max_threads!r}")
-    elif max_threads < 1:
-        raise ValueError(f"max_threads must be at least 1, got {max_threads}")
-    else:
-        threads = int(max_threads)
+    threads = _threads(max_threads, len(ms))
     if not ms:
         return ms, bitmask, rows, 1
     words = {bitmask_words(m.vocab_size) for m in ms}
@@ -96,41 +95,96 @@ def _checked(matchers: Any, bitmask: Any, indices: Any,
     for r in rows:
         if not 0 <= r < array.shape[0]:
             raise ValueError(f"index {r} out of range for a batch of {array.shape[0]}")
-    return ms, array, rows, min(threads, len(ms))
+    return ms, array, rows, threads
+
+
+@dataclass
+class _Plan:
+    """How a batch is filled: one compiled call per table (`fill_many`, with the recognizer
+    headers and rows of its pushdown matchers), then the matchers filled one by one (other
+    kinds, healing, budgets). Kept for the next call on this thread with the same matchers,
+    rows and threads while no recognizer's arrays moved (`EarleyArrays.relocations`)."""
+
+    matchers: tuple[Matcher, ...]
+    given: tuple[Any, ...] | None
+    threads: int
+    relocations: int
+    last_row: int
+    calls: list[tuple[tuple[np.ndarray, ...], Any, np.ndarray, np.ndarray, list[int]]]
+    singles: list[int]
+
+
+def _plan(ms: list[Matcher], rows: list[int], given: tuple[Any, ...] | None,
+          threads: int) -> _Plan:
+    relocations = EarleyArrays.relocations
+    groups: dict[int, tuple[tuple[np.ndarray, ...], Any, list[np.ndarray], list[int]]] = {}
+    singles: list[int] = []
+    for i, m in enumerate(ms):
+        entry = m.batch_entry()
+        if entry is None:
+            singles.append(i)
+        else:
+            group = groups.setdefault(id(entry[0]), (entry[0], entry[1], [], []))
+            group[2].append(entry[2])
+            group[3].append(i)
+    calls = [(g, sets, np.stack(headers), np.array([rows[i] for i in members], dtype=np.int64),
+              members) for g, sets, headers, members in groups.values()]
+    return _Plan(tuple(ms), given, threads, relocations, max(rows), calls, singles)
 
 
 def batch_fill_next_token_bitmask(matchers: Sequence[Matcher], bitmask: Any,
                                   indices: Sequence[int] | None = None, *,
                                   max_threads: int | None = 1) -> None:
     """Fill row `indices[i]` (default: row i) of `bitmask` with the mask of `matchers[i]`,
-    as `matchers[i].fill_next_token_bitmask(bitmask, indices[i])` would, on up to
-    `max_threads` threads (default 1; None: the CPUs this process may run on; see the
-    module docstring for when more pay). Matchers of any grammars and kinds may be mixed;
-    they must share the vocabulary size.
+    as `matchers[i].fill_next_token_bitmask(bitmask, indices[i])` would; pushdown matchers
+    in one compiled call per grammar, on up to `max_threads` threads (default 1; None: the
+    CPUs this process may run on). Matchers of any grammars and kinds may be mixed; they
+    must share the vocabulary size.
 
     Bad arguments (a matcher or a row twice, an index out of range, a bitmask of the wrong
     type, dtype or shape) raise before anything is written. A fill that raises (a budget)
     leaves its row unspecified; the other rows are filled, and the first such error is
     raised after them.
     """
-    ms, array, rows, threads = _checked(matchers, bitmask, indices, max_threads)
-    if threads <= 1:
-        for m, r in zip(ms, rows):
-            m.fill_next_token_bitmask(array, r)
-        return
+    plan: _Plan | None = getattr(_LAST, "plan", None)
+    given = None if indices is None else tuple(indices)
+    if (plan is not None and plan.relocations == EarleyArrays.relocations
+            and isinstance(matchers, (list, tuple)) and plan.matchers == tuple(matchers)
+            and plan.given == given and (given is None or all(type(r) is int for r in given))
+            and plan.threads == _threads(max_threads, len(plan.matchers))):
+        ms = plan.matchers
+        array = bitmask_view(bitmask, bitmask_words(ms[0].vocab_size))
+        if plan.last_row >= array.shape[0]:
+            raise ValueError(f"index {plan.last_row} out of range for a batch of "
+                             f"{array.shape[0]}")
+        rows = list(range(len(ms))) if given is None else list(given)
+    else:
+        checked, array, rows, threads = _checked(matchers, bitmask, indices, max_threads)
+        if not checked:
+            return
+        plan = _LAST.plan = _plan(checked, rows, given, threads)
+        ms = plan.matchers
+    words = array.view(np.uint32)
     errors: list[BaseException] = []
 
-    def work(first: int) -> None:
-        for m, r in zip(ms[first::threads], rows[first::threads]):
-            try:
-                m.fill_next_token_bitmask(array, r)
-            except Exception as exc:  # noqa: BLE001 - raised once the batch is done
-                errors.append(exc)
+    def one(i: int) -> None:
+        try:
+            ms[i].fill_next_token_bitmask(array, rows[i])
+        except Exception as exc:  # noqa: BLE001 - raised once the batch is done
+            errors.append(exc)
 
-    pool = _executor(threads - 1)
-    futures: list[Future[None]] = [pool.submit(work, w) for w in range(1, threads)]
-    work(0)
-    for f in futures:
-        f.result()
+    for g, sets, headers, row_ids, members in plan.calls:
+        if len(members) == 1:  # a call costs more than the matcher's own fill
+            one(members[0])
+            continue
+        results = fill_many(g, sets, headers, words, row_ids,
+                            min(plan.threads, len(members)))
+        for j in np.flatnonzero(results).tolist():
+            one(members[j])
+    for i in plan.singles:
+        one(i)
+    for i, m in enumerate(ms):  # after EOS: the EOS row, over what the table's fill wrote
+        if m.is_terminated():
+            one(i)
     if errors:
         raise errors[0]

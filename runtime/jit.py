@@ -53,11 +53,12 @@ from typing import Any
 
 import numpy as np
 from numba import njit, types
-from numba.core import typeinfer
+from numba.core import cgutils, typeinfer
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
+from numba.extending import intrinsic
 
-__all__ = ["A", "R", "RUNTIME_KERNEL_MODULES", "declared", "kernel", "warm_up"]
+__all__ = ["A", "R", "RUNTIME_KERNEL_MODULES", "address", "declared", "kernel", "warm_up"]
 
 _REGISTRY: list[CPUDispatcher] = []
 
@@ -70,6 +71,17 @@ def A(dtype: types.Type, ndim: int = 1) -> types.Array:  # noqa: N802 (a type co
 def R(dtype: types.Type, ndim: int = 1) -> types.Array:  # noqa: N802 (a type constructor)
     """A read-only C-contiguous array (a writable one converts to it)."""
     return types.Array(dtype, ndim, "C", readonly=True)
+
+
+@intrinsic
+def address(typingctx, value):  # type: ignore[no-untyped-def]
+    """Inside a kernel: the int64 `value` as a pointer, for `numba.carray(address(a), shape,
+    dtype)` over an array whose data address Python gave (`EarleyArrays.header`): how one
+    call reaches the arrays of many recognizers. Unchecked: the caller keeps the array alive
+    and gives its true address, shape and dtype."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+    return types.voidptr(types.int64), codegen
 
 
 def _setting(name: str, default: float) -> float:
@@ -233,7 +245,8 @@ class _Declared(CPUDispatcher):  # type: ignore[misc]
 
 
 def kernel(*signature: types.Type, nrt: bool = True, tiered: bool = False,
-           inline: bool = False, also: tuple[tuple[types.Type, ...], ...] = ()
+           inline: bool = False, parallel: bool = False,
+           also: tuple[tuple[types.Type, ...], ...] = ()
            ) -> Callable[[Callable[..., Any]], Any]:
     """`@njit(cache=True, nogil=True)` compiled for the argument types `signature` only (and
     the further signatures `also`, for a helper generic over a few array types); `nrt=False`
@@ -245,9 +258,13 @@ def kernel(*signature: types.Type, nrt: bool = True, tiered: bool = False,
     kernel (one that compiles grammars, not one that fills masks) runs as Python while it is
     neither compiled nor in the cache, for inputs of at most `INTERPRET_MAX_ELEMENTS` array
     elements and up to `INTERPRET_BUDGET_S` seconds in all; then it compiles. Its results are
-    the same either way (`tests/runtime/test_jit.py` compares them)."""
+    the same either way (`tests/runtime/test_jit.py` compares them). A `parallel` kernel runs
+    its `prange` loops on Numba's threading layer (`numba.set_num_threads` threads): only
+    where a caller asks for threads, since the layer's threads start at its first run."""
     def wrap(fn: Callable[..., Any]) -> Any:
         options: dict[str, Any] = dict(cache=True, nogil=True)
+        if parallel:
+            options["parallel"] = True
         if not nrt:
             options["_nrt"] = False
         if inline:

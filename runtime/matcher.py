@@ -176,6 +176,15 @@ class Matcher:
         else:
             self._backend.fill(row)
 
+    def batch_entry(self) -> tuple[tuple[np.ndarray, ...], Any, np.ndarray] | None:
+        """For `batch_fill_next_token_bitmask`: this matcher's `PushdownBackend.batch_entry`
+        when a compiled batch fill can fill its row, None when `fill_next_token_bitmask`
+        must (a DFA, after EOS, with healing bytes or a token budget)."""
+        backend = self._backend
+        if self._terminated or type(backend) is not PushdownBackend:
+            return None
+        return backend.batch_entry()
+
     def accept_token(self, token_id: int) -> bool:
         """Advance by one token; False (and nothing changes) when it is not allowed here."""
         if type(token_id) is int and 0 <= token_id < self._size:

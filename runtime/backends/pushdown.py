@@ -18,9 +18,11 @@ runs again on it: once per rule per compiled grammar, whichever matcher meets it
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable
 from typing import Any, cast
 
+import numba
 import numpy as np
 
 from ..compiled import CompiledGrammar
@@ -36,9 +38,16 @@ from ..pushdown.earley import (
     next_bytes,
     push_bytes,
 )
-from ..pushdown.kernels import NEED, fill_mask
+from ..pushdown.kernels import NEED, fill_mask, fill_rows, fill_rows_parallel
 from ..pushdown.token_sets import PushdownTokenSets
 from ..run_limits import RuntimeLimits
+
+_PARALLEL = threading.Lock()
+"""One batch on Numba's threads at a time: the workqueue threading layer (where neither TBB nor
+OpenMP is installed) may not be entered from two threads at once."""
+
+
+_SCRATCH = threading.local()  # the scratch rows of the batches this thread last filled
 
 
 class PushdownBackend:
@@ -92,6 +101,12 @@ class PushdownBackend:
                 sets.get(NEED - r)
                 continue
             self._extend(rule)
+
+    def batch_entry(self) -> tuple[tuple[np.ndarray, ...], PushdownTokenSets, np.ndarray]:
+        """(the table arrays this recognizer walks, the token sets, its `EarleyArrays.header`):
+        what `fill_many` needs to fill its row along with others of the same table arrays,
+        good while `EarleyArrays.relocations` is unchanged."""
+        return self._g, self._sets, self._earley.header
 
     def _push(self, data: np.ndarray, begin: int, end: int, what: str) -> bool:
         """Push data[begin:end] all or nothing, within the limits."""
@@ -198,3 +213,24 @@ class PushdownBackend:
     def memory_bytes(self) -> int:
         costs = 0 if self._costs is None else sum(a.nbytes for a in self._costs[1][1:])
         return self._earley.nbytes() + self._scratch.nbytes + costs
+
+
+def fill_many(g: tuple[np.ndarray, ...], sets: PushdownTokenSets, headers: np.ndarray,
+              words: np.ndarray, row_ids: np.ndarray, threads: int = 1) -> np.ndarray:
+    """Fill row row_ids[i] of `words` (a whole bitmask as uint32) for the recognizers of
+    `headers` (`batch_entry`, all with the table arrays `g` of `sets`) in one call that holds
+    no GIL, on `threads` of Numba's threads; their results (0: filled; else the row is to
+    be filled by the recognizer's own `fill`, which extends, grows or raises as that needs)."""
+    results = np.zeros(len(headers), dtype=np.int64)
+    scratch = getattr(_SCRATCH, "rows", None)
+    if scratch is None or scratch.shape[0] < threads or scratch.shape[1] != sets.n_words:
+        scratch = _SCRATCH.rows = np.zeros((threads, sets.n_words), dtype=np.uint32)
+    args = (g, sets.snapshot, sets.trie_args, sets.eos_ids, headers, words, row_ids, scratch,
+            results)
+    if threads == 1:
+        fill_rows(*args)
+    else:
+        with _PARALLEL:
+            numba.set_num_threads(threads)
+            fill_rows_parallel(*args)
+    return results

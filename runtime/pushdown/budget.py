@@ -26,7 +26,7 @@ import threading
 import weakref
 
 import numpy as np
-from numba.types import Tuple, int32, int64, uint32
+from numba.types import int32, int64, uint32
 
 from ..completion import UNREACHABLE
 from ..jit import A, R, kernel
@@ -36,6 +36,7 @@ from .earley import ENGINE, GRAMMAR, MARK, N_SETS, OVERFLOW, WORK, start_step
 from .kernels import (
     NEED,
     STATUS,
+    STORE,
     TRIE,
     UNC_BEGIN,
     UNC_LEN,
@@ -43,8 +44,6 @@ from .kernels import (
     state_row,
 )
 
-STORE = Tuple((A(int64, 2), A(uint32, 2), A(uint32), A(uint32, 2), A(int32)))
-"""The type of a token-set store snapshot (`token_sets.py`)."""
 WITHIN = 1
 """`fill_budget` returns WITHIN + s when state s has no `within` yet."""
 

@@ -32,8 +32,8 @@ place per caller: `PushdownTokenSets.need`) and runs the step again on the exten
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 from numba.types import Tuple, boolean, int32, int64, uint8
@@ -70,6 +70,24 @@ class EarleyArrays:
     sets: np.ndarray
     per_state: np.ndarray
     counters: np.ndarray
+    header: np.ndarray = field(init=False, repr=False)
+
+    relocations: ClassVar[int] = 0
+    """Bumped whenever any recognizer's arrays move (`grow`, `cover`): a batch plan made
+    from headers is still good while this is unchanged."""
+
+    def __post_init__(self) -> None:
+        self._locate()
+
+    def _locate(self) -> None:
+        """`header`: int64[7], the data addresses and rows of items, sets and per_state and
+        the address of counters, for a kernel that reaches the arrays of many recognizers in
+        one call (`kernels.fill_rows`)."""
+        self.header = np.array([self.items.ctypes.data, self.items.shape[0],
+                                self.sets.ctypes.data, self.sets.shape[0],
+                                self.per_state.ctypes.data, self.per_state.shape[0],
+                                self.counters.ctypes.data], dtype=np.int64)
+        EarleyArrays.relocations += 1
 
     @classmethod
     def empty(cls, n_states: int, capacity: int = 256, set_capacity: int = 64) -> "EarleyArrays":
@@ -94,15 +112,18 @@ class EarleyArrays:
         """Double the item and set capacity, keeping the contents."""
         self.items = np.concatenate([self.items, np.zeros_like(self.items)])
         self.sets = np.concatenate([self.sets, np.zeros_like(self.sets)])
+        self._locate()
 
     def cover(self, n_states: int) -> None:
-        """Room in `per_state` for a table extended to `n_states` states."""
+        """Room in `per_state` for a table extended to `n_states` states (called whenever the
+        table a recognizer walks changes, so `relocations` moves then too)."""
         n = self.per_state.shape[0]
         if n < n_states:
             more = np.zeros((n_states - n, 3), dtype=np.int64)
             more[:, 0] = -1
             more[:, 2] = -1
             self.per_state = np.concatenate([self.per_state, more])
+        self._locate()
 
     def limit(self, limits: RuntimeLimits) -> None:
         """Bound the Earley work of every later step by `limits.max_step_work`."""

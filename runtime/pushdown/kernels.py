@@ -19,9 +19,10 @@ positions lie in its arrays (written by `PushdownTokenSets` before the entry's s
 from __future__ import annotations
 
 import numpy as np
+from numba import carray, get_thread_id, prange
 from numba.types import Tuple, boolean, int32, int64, uint8, uint32
 
-from ..jit import A, R, kernel
+from ..jit import A, R, address, kernel
 from .costs import COSTS, set_cost, set_tails
 from .earley import (
     ENGINE,
@@ -41,6 +42,8 @@ from .earley import (
 
 TRIE = Tuple((R(uint8), R(int64), R(int32), R(int32), R(int32)))
 """The type of `trie`."""
+STORE = Tuple((A(int64, 2), A(uint32, 2), A(uint32), A(uint32, 2), A(int32)))
+"""The type of `store`, a token-set store snapshot (`token_sets.py`)."""
 
 # Columns of the store's per-state metadata.
 STATUS, DEFAULT, SLOT, PATCH_BEGIN, PATCH_LEN, UNC_BEGIN, UNC_LEN = range(7)
@@ -213,8 +216,7 @@ def state_row(meta, dense, base, patches, s, out):  # type: ignore[no-untyped-de
         out[patches[j, 0]] = patches[j, 1]
 
 
-@kernel(GRAMMAR, ENGINE, Tuple((A(int64, 2), A(uint32, 2), A(uint32), A(uint32, 2), A(int32))),
-        TRIE, R(int64), A(uint32), A(uint32), nrt=False)
+@kernel(GRAMMAR, ENGINE, STORE, TRIE, R(int64), A(uint32), A(uint32), nrt=False)
 def fill_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-untyped-def]
     """Write the allowed next tokens of the last set into `row` (uint32 words): 0 on success,
     NEED - s when state s has no token set yet, OVERFLOW when `e` must grow (sets unchanged).
@@ -271,6 +273,38 @@ def fill_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-unty
         for t in eos_ids:
             row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
     return 0
+
+
+@kernel(GRAMMAR, STORE, TRIE, R(int64), R(int64), A(uint32, 2), int64, A(uint32), inline=True)
+def _fill_at(g, store, trie, eos_ids, h, rows, row, scratch):  # type: ignore[no-untyped-def]
+    """`fill_mask` of the recognizer whose arrays lie where header `h` says
+    (`EarleyArrays.header`) into rows[row]."""
+    e = (carray(address(h[0]), (h[1], 3), np.int32), carray(address(h[2]), (h[3], 2), np.int32),
+         carray(address(h[4]), (h[5], 3), np.int64), carray(address(h[6]), (8,), np.int64))
+    return fill_mask(g, e, store, trie, eos_ids, rows[row], scratch)
+
+
+# `fill_rows` and `fill_rows_parallel` fill many recognizers of one table in one call (a
+# batch, `runtime/batch.py`): recognizer i, whose arrays lie where headers[i] says, into row
+# row_ids[i] of `rows`, its result in results[i]. They rely on their caller for headers of
+# live recognizers whose `per_state` covers the table, distinct row ids in range and a scratch
+# row per thread. With reference counting, which `carray` needs: the arrays it makes own
+# nothing, so it costs nothing.
+@kernel(GRAMMAR, STORE, TRIE, R(int64), R(int64, 2), A(uint32, 2), R(int64), A(uint32, 2),
+        A(int64))
+def fill_rows(g, store, trie, eos_ids, headers, rows, row_ids, scratch, results):  # type: ignore[no-untyped-def]
+    """The batch on the calling thread."""
+    for i in range(headers.shape[0]):
+        results[i] = _fill_at(g, store, trie, eos_ids, headers[i], rows, row_ids[i], scratch[0])
+
+
+@kernel(GRAMMAR, STORE, TRIE, R(int64), R(int64, 2), A(uint32, 2), R(int64), A(uint32, 2),
+        A(int64), parallel=True)
+def fill_rows_parallel(g, store, trie, eos_ids, headers, rows, row_ids, scratch, results):  # type: ignore[no-untyped-def]
+    """The batch on Numba's threads (scratch row `get_thread_id()` each)."""
+    for i in prange(headers.shape[0]):
+        results[i] = _fill_at(g, store, trie, eos_ids, headers[i], rows, row_ids[i],
+                              scratch[get_thread_id()])
 
 
 @kernel(R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),

@@ -154,6 +154,41 @@ def test_batch_rows_equal_one_by_one_fills(grammars: list, seed: int, threads: i
     assert np.array_equal(batch, expected)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_steady_batch_follows_its_matchers(vocab: Vocabulary, grammars: list,
+                                              threads: int) -> None:
+    """One batch of matchers filled step after step, as a server does (its plan kept between
+    calls): rows equal one-by-one fills while the matchers grow their arrays, meet rules and
+    states for the first time, reach EOS and roll back; a DFA and a budgeted matcher ride
+    along."""
+    rng = random.Random(threads)
+    json_gbnf = compile_gbnf(JSON_GBNF, vocab)
+    docs = [vocab.encode('{"k%d": [%s], "s": "%s"}' % (i, ", ".join(str(j) for j in range(i * 9)),
+                                                    "x" * (i * 13))) for i in range(6)]
+    matchers = [Matcher(json_gbnf) for _ in docs] + [Matcher(grammars[0]),
+                                                       Matcher(grammars[1], max_tokens=400)]
+    eos = int(vocab.eos_token_ids[0])
+    batch = allocate_token_bitmask(len(matchers) + 2, vocab.size)
+    expected = allocate_token_bitmask(len(matchers) + 2, vocab.size)
+    rows = list(range(2, len(matchers) + 2))
+    for step in range(max(map(len, docs)) + 2):
+        batch_fill_next_token_bitmask(matchers, batch, rows, max_threads=threads)
+        for m, r in zip(matchers, rows):
+            m.fill_next_token_bitmask(expected, r)
+        assert np.array_equal(batch, expected), step
+        for i, m in enumerate(matchers):
+            if i < len(docs):
+                if step < len(docs[i]):
+                    assert m.accept_token(docs[i][step])
+                elif not m.is_terminated():
+                    assert m.accept_token(eos)
+                elif rng.random() < 0.5:
+                    m.rollback(1)
+            elif not m.is_terminated():
+                allowed = _allowed(m, vocab.size).tolist()
+                m.accept_token(rng.choice(allowed))
+
+
 def test_batch_arguments_are_checked_before_any_row_is_written(grammars: list) -> None:
     size = grammars[0].vocab.size
     a, b = Matcher(grammars[0]), Matcher(grammars[1])
