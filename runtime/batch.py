@@ -32,7 +32,8 @@ from typing import Any
 import numba
 import numpy as np
 
-from .backends.pushdown import fill_many
+from .backends.dfa import DFABackend, copy_many
+from .backends.pushdown import PushdownBackend, fill_many
 from .bitmask import bitmask_view, bitmask_words
 from .matcher import Matcher
 from .pushdown.earley import EarleyArrays
@@ -100,36 +101,48 @@ def _checked(matchers: Any, bitmask: Any, indices: Any,
 
 @dataclass
 class _Plan:
-    """How a batch is filled: one compiled call per table (`fill_many`, with the recognizer
-    headers and rows of its pushdown matchers), then the matchers filled one by one (other
-    kinds, healing, budgets). Kept for the next call on this thread with the same matchers,
-    rows and threads while no recognizer's arrays moved (`EarleyArrays.relocations`)."""
+    """How a batch is filled: one compiled call per grammar (`fill_many` with the recognizer
+    headers and rows of its pushdown matchers, `copy_many` with the states of its DFA ones),
+    then the matchers filled one by one (healing, budgets). Kept for the next call on this
+    thread with the same matchers, rows and threads while no recognizer's arrays moved
+    (`EarleyArrays.relocations`); DFA states are read at each call."""
 
     matchers: tuple[Matcher, ...]
     given: tuple[Any, ...] | None
     threads: int
     relocations: int
     last_row: int
-    calls: list[tuple[tuple[np.ndarray, ...], Any, np.ndarray, np.ndarray, list[int]]]
+    pushdown: list[tuple[tuple[np.ndarray, ...], Any, np.ndarray, np.ndarray, list[int]]]
+    dfa: list[tuple[Any, list[DFABackend], np.ndarray, list[int]]]
     singles: list[int]
 
 
 def _plan(ms: list[Matcher], rows: list[int], given: tuple[Any, ...] | None,
           threads: int) -> _Plan:
     relocations = EarleyArrays.relocations
-    groups: dict[int, tuple[tuple[np.ndarray, ...], Any, list[np.ndarray], list[int]]] = {}
+    pushdown: dict[int, tuple[tuple[np.ndarray, ...], Any, list[np.ndarray], list[int]]] = {}
+    dfa: dict[int, tuple[Any, list[DFABackend], list[int]]] = {}
     singles: list[int] = []
     for i, m in enumerate(ms):
-        entry = m.batch_entry()
-        if entry is None:
-            singles.append(i)
-        else:
-            group = groups.setdefault(id(entry[0]), (entry[0], entry[1], [], []))
-            group[2].append(entry[2])
+        backend = m.batch_backend()
+        if isinstance(backend, PushdownBackend):
+            g, sets, header = backend.batch_entry()
+            group = pushdown.setdefault(id(g), (g, sets, [], []))
+            group[2].append(header)
             group[3].append(i)
-    calls = [(g, sets, np.stack(headers), np.array([rows[i] for i in members], dtype=np.int64),
-              members) for g, sets, headers, members in groups.values()]
-    return _Plan(tuple(ms), given, threads, relocations, max(rows), calls, singles)
+        elif isinstance(backend, DFABackend):
+            dgroup = dfa.setdefault(id(backend.token_sets), (backend.token_sets, [], []))
+            dgroup[1].append(backend)
+            dgroup[2].append(i)
+        else:
+            singles.append(i)
+    return _Plan(
+        tuple(ms), given, threads, relocations, max(rows),
+        [(g, sets, np.stack(headers), np.array([rows[i] for i in members], dtype=np.int64),
+          members) for g, sets, headers, members in pushdown.values()],
+        [(sets, backends, np.array([rows[i] for i in members], dtype=np.int64), members)
+         for sets, backends, members in dfa.values()],
+        singles)
 
 
 def batch_fill_next_token_bitmask(matchers: Sequence[Matcher], bitmask: Any,
@@ -173,12 +186,23 @@ def batch_fill_next_token_bitmask(matchers: Sequence[Matcher], bitmask: Any,
         except Exception as exc:  # noqa: BLE001 - raised once the batch is done
             errors.append(exc)
 
-    for g, sets, headers, row_ids, members in plan.calls:
+    if not array.flags.c_contiguous:  # rows apart from each other: no compiled call
+        for i in range(len(ms)):
+            one(i)
+        if errors:
+            raise errors[0]
+        return
+    for g, sets, headers, row_ids, members in plan.pushdown:
         if len(members) == 1:  # a call costs more than the matcher's own fill
             one(members[0])
             continue
         results = fill_many(g, sets, headers, words, row_ids,
                             min(plan.threads, len(members)))
+        for j in np.flatnonzero(results).tolist():
+            one(members[j])
+    for dsets, backends, row_ids, members in plan.dfa:
+        states = np.fromiter((b.state for b in backends), dtype=np.int64, count=len(backends))
+        results = copy_many(dsets, states, array, row_ids, min(plan.threads, len(members)))
         for j in np.flatnonzero(results).tolist():
             one(members[j])
     for i in plan.singles:

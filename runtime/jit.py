@@ -52,13 +52,14 @@ from types import FunctionType
 from typing import Any
 
 import numpy as np
-from numba import njit, types
+from numba import njit, set_num_threads, types
 from numba.core import cgutils, typeinfer
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic
 
-__all__ = ["A", "R", "RUNTIME_KERNEL_MODULES", "address", "declared", "kernel", "warm_up"]
+__all__ = ["A", "R", "RUNTIME_KERNEL_MODULES", "address", "declared", "kernel", "on_threads",
+           "warm_up"]
 
 _REGISTRY: list[CPUDispatcher] = []
 
@@ -82,6 +83,18 @@ def address(typingctx, value):  # type: ignore[no-untyped-def]
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         return builder.inttoptr(args[0], cgutils.voidptr_t)
     return types.voidptr(types.int64), codegen
+
+
+_THREADED = threading.Lock()
+
+
+def on_threads(parallel_kernel: Callable[..., Any], threads: int, *args: Any) -> Any:
+    """`parallel_kernel(*args)` (a `kernel(..., parallel=True)`) on `threads` of Numba's
+    threads, one such call at a time in the process: the workqueue threading layer (where
+    neither TBB nor OpenMP is installed) may not be entered from two threads at once."""
+    with _THREADED:
+        set_num_threads(threads)
+        return parallel_kernel(*args)
 
 
 def _setting(name: str, default: float) -> float:

@@ -176,14 +176,14 @@ class Matcher:
         else:
             self._backend.fill(row)
 
-    def batch_entry(self) -> tuple[tuple[np.ndarray, ...], Any, np.ndarray] | None:
-        """For `batch_fill_next_token_bitmask`: this matcher's `PushdownBackend.batch_entry`
-        when a compiled batch fill can fill its row, None when `fill_next_token_bitmask`
-        must (a DFA, after EOS, with healing bytes or a token budget)."""
+    def batch_backend(self) -> DFABackend | PushdownBackend | None:
+        """For `batch_fill_next_token_bitmask`: the recognizer, when a compiled batch fill
+        can write this matcher's row from it; None when `fill_next_token_bitmask` must (after
+        EOS, with healing bytes or a token budget)."""
         backend = self._backend
-        if self._terminated or type(backend) is not PushdownBackend:
+        if self._terminated or type(backend) not in (DFABackend, PushdownBackend):
             return None
-        return backend.batch_entry()
+        return backend  # type: ignore[return-value]
 
     def accept_token(self, token_id: int) -> bool:
         """Advance by one token; False (and nothing changes) when it is not allowed here."""

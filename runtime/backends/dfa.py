@@ -20,8 +20,9 @@ import numpy as np
 
 from ..compiled import CompiledGrammar
 from ..completion import CompletionCosts
-from ..dfa.kernels import walk_bytes
+from ..dfa.kernels import copy_rows, copy_rows_parallel, walk_bytes
 from ..dfa.token_sets import DFATokenSets
+from ..jit import on_threads
 from ..run_limits import RuntimeLimits
 
 
@@ -37,6 +38,15 @@ class DFABackend:
         self._tokens = compiled.spelling.list
         self._state = dfa.start
         self._costs: CompletionCosts | None = None
+
+    @property
+    def state(self) -> int:
+        """The DFA state of the text so far."""
+        return self._state
+
+    @property
+    def token_sets(self) -> DFATokenSets:
+        return self._sets
 
     def fill(self, row: np.ndarray) -> None:
         self._sets.get(self._state).fill(row)
@@ -125,3 +135,18 @@ class DFABackend:
     def memory_bytes(self) -> int:
         """Nothing beyond the state number: the tables belong to the compiled grammar."""
         return 0
+
+
+def copy_many(sets: DFATokenSets, states: np.ndarray, array: np.ndarray, row_ids: np.ndarray,
+              threads: int = 1) -> np.ndarray:
+    """Fill row row_ids[i] of `array` (a whole int32 bitmask) with the stored row of state
+    states[i] of `sets`, in one call that holds no GIL, on `threads` of Numba's threads;
+    the results (1 where the state has no stored row yet: the matcher's own `fill` makes
+    it)."""
+    results = np.zeros(len(states), dtype=np.int64)
+    args = (sets.headers, states, array, row_ids, results)
+    if threads == 1:
+        copy_rows(*args)
+    else:
+        on_threads(copy_rows_parallel, threads, *args)
+    return results

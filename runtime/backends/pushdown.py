@@ -22,11 +22,11 @@ import threading
 from collections.abc import Callable
 from typing import Any, cast
 
-import numba
 import numpy as np
 
 from ..compiled import CompiledGrammar
 from ..completion import CompletionCosts
+from ..jit import on_threads
 from ..pushdown.budget import WITHIN, candidate_buffers, fill_budget
 from ..pushdown.costs import MEMO_SLOTS, TAIL_SETS, earley_cost
 from ..pushdown.earley import (
@@ -41,11 +41,6 @@ from ..pushdown.earley import (
 from ..pushdown.kernels import NEED, fill_mask, fill_rows, fill_rows_parallel
 from ..pushdown.token_sets import PushdownTokenSets
 from ..run_limits import RuntimeLimits
-
-_PARALLEL = threading.Lock()
-"""One batch on Numba's threads at a time: the workqueue threading layer (where neither TBB nor
-OpenMP is installed) may not be entered from two threads at once."""
-
 
 _SCRATCH = threading.local()  # the scratch rows of the batches this thread last filled
 
@@ -230,7 +225,5 @@ def fill_many(g: tuple[np.ndarray, ...], sets: PushdownTokenSets, headers: np.nd
     if threads == 1:
         fill_rows(*args)
     else:
-        with _PARALLEL:
-            numba.set_num_threads(threads)
-            fill_rows_parallel(*args)
+        on_threads(fill_rows_parallel, threads, *args)
     return results

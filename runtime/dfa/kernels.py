@@ -8,9 +8,10 @@ states from `transitions` or a checked `start` lie in [0, n_states) (a -1 is tes
 from __future__ import annotations
 
 import numpy as np
+from numba import carray, prange
 from numba.types import boolean, int32, int64, uint8, uint32
 
-from ..jit import A, R, kernel
+from ..jit import A, R, address, kernel
 
 
 @kernel(R(int32, 2), R(int32), R(uint8), int64, int64, int64)
@@ -61,6 +62,41 @@ def trie_token_row(transitions, byte_class, state, data, offsets, lcp, ids, max_
             row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
             count += 1
     return count
+
+
+@kernel(R(int64), A(int32, 2), int64, inline=True)
+def _copy_at(h, rows, row):  # type: ignore[no-untyped-def]
+    """Write the stored row of header `h` (`DFATokenSets.headers`) into rows[row]: 0, or 1
+    when the state has none yet."""
+    if h[0] == 0:
+        return 1
+    out = rows[row]
+    default = carray(address(h[0]), (out.shape[0],), np.int32)
+    for w in range(out.shape[0]):
+        out[w] = default[w]
+    index = carray(address(h[1]), (h[3],), np.int64)
+    value = carray(address(h[2]), (h[3],), np.int32)
+    for j in range(h[3]):
+        out[index[j]] = value[j]
+    return 0
+
+
+# `copy_rows` and `copy_rows_parallel` fill many DFA matchers of one grammar in one call (a
+# batch, `runtime/batch.py`): the stored row of state states[i] into row row_ids[i] of `rows`,
+# results[i] 1 where that state has no stored row yet. They rely on their caller for states in
+# range, distinct row ids in range and rows of the store's width.
+@kernel(R(int64, 2), R(int64), A(int32, 2), R(int64), A(int64))
+def copy_rows(headers, states, rows, row_ids, results):  # type: ignore[no-untyped-def]
+    """The batch on the calling thread."""
+    for i in range(len(states)):
+        results[i] = _copy_at(headers[states[i]], rows, row_ids[i])
+
+
+@kernel(R(int64, 2), R(int64), A(int32, 2), R(int64), A(int64), parallel=True)
+def copy_rows_parallel(headers, states, rows, row_ids, results):  # type: ignore[no-untyped-def]
+    """The batch on Numba's threads."""
+    for i in prange(len(states)):
+        results[i] = _copy_at(headers[states[i]], rows, row_ids[i])
 
 
 @kernel(R(int32, 2), R(int64), R(int64), tiered=True)

@@ -73,6 +73,9 @@ class DFATokenSets:
         # Past this many differing words a scatter costs more than copying a row of its own.
         self.max_patch_words = max(64, self.n_words // 16)
         self._rows: list[StateTokens | None] = [None] * dfa.n_states
+        # Per state, where its stored row lies (`copy_rows`): the addresses of the default
+        # row, patch indices and values, and the patch count; zeros until computed.
+        self.headers = np.zeros((dfa.n_states, 4), dtype=np.int64)
         self._own_rows: dict[int, list[np.ndarray]] = {}
         self._stored_bytes = 0
         self._lock = threading.Lock()
@@ -136,6 +139,10 @@ class DFATokenSets:
                     entry = self.compute(state)
                     self._stored_bytes += entry.patch_index.nbytes + entry.patch_value.nbytes
                     self._rows[state] = entry
+                    self.headers[state, 1:] = (entry.patch_index.ctypes.data,
+                                               entry.patch_value.ctypes.data,
+                                               len(entry.patch_index))
+                    self.headers[state, 0] = entry.default.ctypes.data  # last: complete
         return entry
 
     def precompute(self) -> None:

@@ -160,13 +160,15 @@ def test_a_steady_batch_follows_its_matchers(vocab: Vocabulary, grammars: list,
     """One batch of matchers filled step after step, as a server does (its plan kept between
     calls): rows equal one-by-one fills while the matchers grow their arrays, meet rules and
     states for the first time, reach EOS and roll back; a DFA and a budgeted matcher ride
-    along."""
+    along, as do the DFA matchers of a regex; into a whole bitmask and into every other row of
+    one (not one array: filled one by one)."""
     rng = random.Random(threads)
     json_gbnf = compile_gbnf(JSON_GBNF, vocab)
     docs = [vocab.encode('{"k%d": [%s], "s": "%s"}' % (i, ", ".join(str(j) for j in range(i * 9)),
                                                     "x" * (i * 13))) for i in range(6)]
-    matchers = [Matcher(json_gbnf) for _ in docs] + [Matcher(grammars[0]),
-                                                       Matcher(grammars[1], max_tokens=400)]
+    matchers = [Matcher(json_gbnf) for _ in docs] + [
+        Matcher(grammars[0]), Matcher(grammars[0]), Matcher(grammars[1], max_tokens=400),
+        Matcher(grammars[2])]
     eos = int(vocab.eos_token_ids[0])
     batch = allocate_token_bitmask(len(matchers) + 2, vocab.size)
     expected = allocate_token_bitmask(len(matchers) + 2, vocab.size)
@@ -176,6 +178,9 @@ def test_a_steady_batch_follows_its_matchers(vocab: Vocabulary, grammars: list,
         for m, r in zip(matchers, rows):
             m.fill_next_token_bitmask(expected, r)
         assert np.array_equal(batch, expected), step
+        every_other = allocate_token_bitmask(2 * len(matchers) + 4, vocab.size)[::2]
+        batch_fill_next_token_bitmask(matchers, every_other, rows, max_threads=threads)
+        assert np.array_equal(every_other, expected), step
         for i, m in enumerate(matchers):
             if i < len(docs):
                 if step < len(docs[i]):
