@@ -35,9 +35,12 @@ class GrammaskLogitsProcessor(LogitsProcessor):  # type: ignore[misc]
     `grammars` is one `CompiledGrammar` for every row or one per row (the batch's rows, times
     `num_return_sequences`, in `generate`'s order); all must share a vocabulary, whose ids
     must be the model's (its logits may be wider: the extra ids are masked). Greedy search
-    and sampling; not beam search (module docstring)."""
+    and sampling; not beam search (module docstring). With `max_new_tokens` (the value given
+    to `generate`), every row's text is complete when `generate` stops it there: each matcher
+    has that token budget (`Matcher(max_tokens=)`)."""
 
-    def __init__(self, grammars: CompiledGrammar | Sequence[CompiledGrammar]) -> None:
+    def __init__(self, grammars: CompiledGrammar | Sequence[CompiledGrammar], *,
+                 max_new_tokens: int | None = None) -> None:
         if isinstance(grammars, CompiledGrammar):
             self._one: CompiledGrammar | None = grammars
             self._grammars: list[CompiledGrammar] = []
@@ -54,6 +57,7 @@ class GrammaskLogitsProcessor(LogitsProcessor):  # type: ignore[misc]
         if len(sizes) != 1:
             raise ValueError("the grammars are compiled for vocabularies of different sizes")
         self._size = sizes.pop()
+        self._budget = max_new_tokens
         self.matchers: list[Matcher] = []
         self._seen: torch.Tensor | None = None
         self._bitmask = np.zeros((0, 0), dtype=np.int32)
@@ -63,7 +67,8 @@ class GrammaskLogitsProcessor(LogitsProcessor):  # type: ignore[misc]
         grammars = [self._one] * rows if self._one is not None else self._grammars
         if len(grammars) != rows:
             raise ValueError(f"{len(grammars)} grammars for a batch of {rows} rows")
-        self.matchers = [Matcher(g) for g in grammars]  # type: ignore[arg-type]
+        self.matchers = [Matcher(g, max_tokens=self._budget)  # type: ignore[arg-type]
+                         for g in grammars]
         self._bitmask = allocate_token_bitmask(rows, self._size)
 
     def _advance(self, input_ids: torch.Tensor) -> None:

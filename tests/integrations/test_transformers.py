@@ -85,6 +85,28 @@ def test_generate_with_a_grammar_per_row(model, vocab: Vocabulary, sample: bool)
     assert finished >= 6
 
 
+def test_outputs_cut_at_max_new_tokens_are_complete(model, vocab: Vocabulary) -> None:  # type: ignore[no-untyped-def]
+    kinds = ["schema", "gbnf", "regex", "schema", "gbnf", "regex"]
+    compiled = {"regex": compile_regex(REGEX, vocab), "gbnf": compile_gbnf(GBNF, vocab),
+                "schema": compile_json_schema(SCHEMA, vocab, whitespace="compact")}
+    eos = int(vocab.eos_token_ids[0])
+    cut = 0
+    for seed, budget in [(0, 24), (1, 30), (2, 40)]:
+        torch.manual_seed(seed)
+        processor = GrammaskLogitsProcessor([compiled[k] for k in kinds], max_new_tokens=budget)
+        prompt = torch.randint(0, vocab.size - 3, (len(kinds), 3))
+        out = model.generate(
+            input_ids=prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=budget,
+            do_sample=True, top_k=0, temperature=1.0,
+            logits_processor=transformers.LogitsProcessorList([processor]))
+        for row, kind in enumerate(kinds):
+            new = out[row, prompt.shape[1]:].tolist()
+            cut += eos not in new
+            text = vocab.decode(new[:new.index(eos)] if eos in new else new)
+            assert _in_language(kind, text, vocab), (kind, budget, text)
+    assert cut >= 3  # the budget, not EOS, ended some rows
+
+
 def test_beam_search_and_reuse_are_refused(model, vocab: Vocabulary) -> None:  # type: ignore[no-untyped-def]
     processor = GrammaskLogitsProcessor(compile_regex(REGEX, vocab))
     prompt = torch.tensor([[1, 2, 3]])
