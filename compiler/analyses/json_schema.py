@@ -60,6 +60,8 @@ SCHEMA_CODES: dict[str, tuple[str, str]] = {
     "schema-unused-def": ("warning", "A definition no $ref reachable from the root uses."),
     "schema-oneof-as-anyof": ("warning", "A oneOf read as anyOf (lenient)."),
     "schema-lenient-ignored": ("warning", "An unsupported keyword or format ignored (lenient)."),
+    "schema-unknown-format": (
+        "warning", "A format grammask does not know, read as an annotation: any string."),
     "schema-sound-subset": (
         "info", "A declared sound subset taken where the exact language is over budget."),
 }

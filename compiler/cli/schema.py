@@ -52,6 +52,9 @@ def add_schema_options(parser: argparse.ArgumentParser, *, strict: bool = True) 
                        help="ignore unsupported keywords and formats with a warning (the"
                        " accepted language is then larger) and read an overlapping oneOf as"
                        " anyOf, instead of failing")
+    group.add_argument("--strict-formats", action="store_true",
+                       help="make a format grammask does not know an error (by default it is"
+                       " an annotation, as JSON Schema reads it: any string, with a warning)")
     group.add_argument("--whitespace", choices=LAYOUTS,
                        help="whitespace between tokens: flexible (default: any JSON"
                        " whitespace, at most 24 characters per gap), compact (none) or indent"
@@ -63,6 +66,7 @@ def add_schema_options(parser: argparse.ArgumentParser, *, strict: bool = True) 
 def given_schema_options(args: argparse.Namespace, *, strict: bool = True) -> list[str]:
     """The schema options given on the command line (to refuse them for a grammar)."""
     given = [("--strict", strict and args.strict), ("--lenient", args.lenient),
+             ("--strict-formats", args.strict_formats),
              ("--whitespace", args.whitespace is not None), ("--indent", args.indent is not None)]
     return [name for name, present in given if present]
 
@@ -74,7 +78,7 @@ def schema_options(args: argparse.Namespace) -> JsonSchemaOptions:
         raise ValueError(f"--indent applies to --whitespace indent, not {whitespace}")
     indent = 2 if args.indent is None else args.indent
     return JsonSchemaOptions(strict=args.strict, lenient=args.lenient, whitespace=whitespace,
-                             indent=indent)
+                             indent=indent, strict_formats=args.strict_formats)
 
 
 def compile_schema(text: str, vocab: Vocabulary, options: JsonSchemaOptions,

@@ -332,3 +332,28 @@ def test_date_times_match(value: datetime, frac: str, offset, sep: str) -> None:
     assert matches("date-time", text)
     assert not matches("date-time", text.replace(sep, " "))
     assert not matches("date", text) and not matches("time", text)
+
+
+def test_an_unknown_format_is_an_annotation(vocab) -> None:  # type: ignore[no-untyped-def]
+    from grammask.compiler import compile_json_schema
+    from grammask.runtime import Matcher
+
+    schema = {"type": "object", "properties": {
+        "c": {"type": "string", "format": "color-hex", "maxLength": 7}}, "required": ["c"],
+        "additionalProperties": False}
+    compiled = compile_json_schema(schema, vocab)
+    assert any(n.startswith("/properties/c/format: ") and "annotation" in n
+               for n in compiled.notes)
+    assert Matcher(compiled).accept_string('{"c": "not hex"}')  # any string: an annotation
+    assert not Matcher(compiled).accept_string('{"c": "12345678"}')  # maxLength still holds
+    with pytest.raises(GrammarError) as info:
+        compile_json_schema(schema, vocab, strict_formats=True)
+    assert (info.value.code, info.value.pointer) == ("unsupported-format", "/properties/c/format")
+    # Under not, an annotation constrains nothing: not (any string) is every other type.
+    negated = compile_json_schema({"not": {"type": "string", "format": "made-up"}}, vocab)
+    assert not Matcher(negated).accept_string('"a"')
+    m = Matcher(negated)
+    assert m.accept_string("12") and m.can_terminate()
+    # Formats grammask knows but cannot assert stay errors.
+    with pytest.raises(GrammarError, match="'idn-hostname' is not supported"):
+        compile_json_schema({"type": "string", "format": "idn-hostname"}, vocab)

@@ -37,6 +37,7 @@ from ...support.diagnostics import Diagnostic
 from ...support.errors import BudgetExceeded, GrammarError
 from . import draft3
 from .document import DRAFT3_TYPES, SchemaDocument, join
+from .formats import is_known_format
 from .values import canonical, exact_number, is_number, json_type, number_digits
 from .vocabularies import VALIDATING
 
@@ -172,9 +173,10 @@ class Constraints:
 class Collector:
     """Flattens and merges conjunctions of one document."""
 
-    def __init__(self, doc: SchemaDocument, lenient: bool) -> None:
+    def __init__(self, doc: SchemaDocument, lenient: bool, strict_formats: bool = False) -> None:
         self.doc = doc
         self.lenient = lenient
+        self.strict_formats = strict_formats
         self.bound_flags = "exclusiveMinimum" not in VALIDATING[doc.dialect]
         """Whether `exclusiveMinimum`/`exclusiveMaximum` are only flags (drafts 3-4)."""
 
@@ -347,7 +349,13 @@ class Collector:
         elif keyword == "format":
             if not isinstance(value, str):
                 raise GrammarError("format must be a string", pointer=where, code="invalid-schema")
-            c.formats.append((value, where))
+            if self.strict_formats or is_known_format(value):
+                c.formats.append((value, where))
+            else:  # an annotation (2020-12's format-annotation vocabulary, and earlier drafts)
+                c.warnings.append(Diagnostic(
+                    "warning", "schema-unknown-format",
+                    f"format {value!r} is unknown, so it is read as an annotation: any string "
+                    f"(strict_formats=True, --strict-formats: an error)", pointer=where))
         elif keyword in ("items", "prefixItems", "additionalItems"):
             self._array(c, schema, pointer)
         elif keyword in ("properties", "patternProperties", "additionalProperties"):

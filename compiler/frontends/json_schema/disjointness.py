@@ -106,7 +106,7 @@ def provably_disjoint(t: "Translation", branches: list[str],
                       context: Sequence[Location] = ()) -> bool:
     """Whether no instance can match two of the subschemas at `branches` together with the
     subschemas of `context` (the siblings of the `oneOf`, which every instance also matches)."""
-    collector = Collector(t.doc, lenient=True)
+    collector = Collector(t.doc, lenient=True, strict_formats=t.options.strict_formats)
     summaries: list[Constraints] = []
     for pointer in branches:
         parts = collector.flatten(tuple(context) + (location(pointer),))

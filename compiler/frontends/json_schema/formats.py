@@ -280,6 +280,11 @@ def _superset(name: str) -> Node:
     return _SUPERSETS[name]()
 
 
+def is_known_format(name: str) -> bool:
+    """Whether grammask knows format `name`: one it asserts, or one it refuses to."""
+    return name in _BUILDERS or name in _UNSUPPORTED
+
+
 def format_superset(name: str, *, span_pointer: str = "") -> Node:
     """A language that holds every string valid for format `name`: `format_node` itself where
     that is exact, else the superset `relaxations.RELAXATIONS` names; errors as `format_node`."""

@@ -45,8 +45,10 @@ def _plan(t: "Translation", pointer: str) -> tuple[Constraints, list[object] | N
                                   for p, ignored in parts):
         return False
     s = t.collector.collect(parts)
-    if s.warnings:
-        return False
+    for w in s.warnings:
+        if w.code != "schema-unknown-format":
+            return False  # something ignored: its negation would remove too little
+        t.warn(w)  # an annotation: exact, and said where the schema is translated
     return s, None if s.values is None else _members(t, s)
 
 

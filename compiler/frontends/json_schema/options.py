@@ -33,7 +33,10 @@ class JsonSchemaOptions:
     warning and is ignored (the accepted language is then a superset), instead of an error.
     `string_excludes`: texts that no string literal without `pattern`/`format` and no key may
     contain, matched on the literal as written (escapes not decoded; XGrammar's `excludes` of a
-    structural tag's `json_schema` item)."""
+    structural tag's `json_schema` item). `strict_formats`: a `format` grammask does not know
+    is an error; by default it is an annotation, as the format-annotation vocabulary reads it
+    (any string, with a `schema-unknown-format` warning); the formats it knows are asserted
+    either way (`specs/json_schema.md`)."""
 
     strict: bool = False
     lenient: bool = False
@@ -43,6 +46,7 @@ class JsonSchemaOptions:
     max_indent_depth: int = 32
     separators: tuple[str, str] | None = None
     string_excludes: tuple[str, ...] = ()
+    strict_formats: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.string_excludes, tuple) or not all(

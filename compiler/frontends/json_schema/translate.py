@@ -58,7 +58,7 @@ class Translator:
         self.options = options
         self.limits = limits
         self.layout = Layout(options, limits)
-        self.collector = Collector(doc, options.lenient)
+        self.collector = Collector(doc, options.lenient, options.strict_formats)
         self.names: dict[Key, str] = {}
         self.named: set[str] = set()
         self.bodies: dict[str, Node] = {}
