@@ -41,7 +41,7 @@ from numba.types import boolean, int32, int64
 
 from .csr import csr_order
 from .dfa.kernels import walk_bytes
-from .jit import R, kernel
+from .jit import A, R, kernel
 from .vocab.spelling import MARKER
 
 UNREACHABLE = 1 << 40
@@ -49,6 +49,19 @@ UNREACHABLE = 1 << 40
 
 DFA_ROWS_KEPT = 256
 """DFA rows under a budget kept per grammar (one per state and bound met near a budget's end)."""
+
+
+@kernel(A(int64), A(int64), A(boolean), int64, int64, int64, int64, inline=True)
+def _lower(cost, queue, queued, head, size, p, v):  # type: ignore[no-untyped-def]
+    """Lower cost[p] to v if v is lower, queueing p (a circular queue of `size` states from
+    `head`) unless it is queued already; the queue's new size."""
+    if v < cost[p]:
+        cost[p] = v
+        if not queued[p]:
+            queue[(head + size) % len(queue)] = p
+            queued[p] = True
+            return size + 1
+    return size
 
 
 @kernel(R(int32, 2), R(boolean), R(int64), R(int64), R(int64), R(int32), R(int32), R(int32),
@@ -93,10 +106,7 @@ def shortest_completion(transitions, step_class, ref_offsets, ref_from, call_sou
     head = 0
     size = 0
     for s in accepting_states:
-        cost[s] = 0
-        queue[(head + size) % n] = s
-        size += 1
-        queued[s] = True
+        size = _lower(cost, queue, queued, head, size, s, 0)
     while size:
         u = queue[head]
         head = (head + 1) % n
@@ -104,45 +114,21 @@ def shortest_completion(transitions, step_class, ref_offsets, ref_from, call_sou
         queued[u] = False
         cu = cost[u]
         for j in range(counts[u], counts[u + 1]):
-            p = preds[j]
-            if cu + 1 < cost[p]:
-                cost[p] = cu + 1
-                if not queued[p]:
-                    queue[(head + size) % n] = p
-                    size += 1
-                    queued[p] = True
+            size = _lower(cost, queue, queued, head, size, preds[j], cu + 1)
         for j in range(ref_offsets[u], ref_offsets[u + 1]):
-            p = ref_from[j]
-            if cu + 1 < cost[p]:
-                cost[p] = cu + 1
-                if not queued[p]:
-                    queue[(head + size) % n] = p
-                    size += 1
-                    queued[p] = True
+            size = _lower(cost, queue, queued, head, size, ref_from[j], cu + 1)
         # u as the state after a call: its source costs the callee's start plus u.
         for j in range(by_next[u], by_next[u + 1]):
             c = by_next_order[j]
-            v = min(UNREACHABLE, cost[rule_start[call_rule[c]]] + cu)
-            p = call_source[c]
-            if v < cost[p]:
-                cost[p] = v
-                if not queued[p]:
-                    queue[(head + size) % n] = p
-                    size += 1
-                    queued[p] = True
+            size = _lower(cost, queue, queued, head, size, call_source[c],
+                          min(UNREACHABLE, cost[rule_start[call_rule[c]]] + cu))
         # u as a rule's start: every call of that rule costs u plus the state after it.
         r = starts_at[u]
         if r >= 0:
             for j in range(by_rule[r], by_rule[r + 1]):
                 c = by_rule_order[j]
-                v = min(UNREACHABLE, cu + cost[call_next[c]])
-                p = call_source[c]
-                if v < cost[p]:
-                    cost[p] = v
-                    if not queued[p]:
-                        queue[(head + size) % n] = p
-                        size += 1
-                        queued[p] = True
+                size = _lower(cost, queue, queued, head, size, call_source[c],
+                              min(UNREACHABLE, cu + cost[call_next[c]]))
     return cost
 
 

@@ -40,6 +40,7 @@ from .kernels import (
     TRIE,
     UNC_BEGIN,
     UNC_LEN,
+    add_eos,
     check_candidates,
     state_row,
 )
@@ -132,9 +133,7 @@ def fill_budget(g, e, store, trie, eos_ids, row, scratch, costs, within, positio
     counters[N_SETS] = k + 1
     if r == OVERFLOW:
         return OVERFLOW
-    if sets[k, 1] == 1:
-        for t in eos_ids:
-            row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+    add_eos(sets, k, eos_ids, row)
     return 0
 
 

@@ -216,6 +216,14 @@ def state_row(meta, dense, base, patches, s, out):  # type: ignore[no-untyped-de
         out[patches[j, 0]] = patches[j, 1]
 
 
+@kernel(A(int32, 2), int64, R(int64), A(uint32), nrt=False, inline=True)
+def add_eos(sets, k, eos_ids, row):  # type: ignore[no-untyped-def]
+    """Set the EOS ids in `row` where set k may end the text (its root popped)."""
+    if sets[k, 1] == 1:
+        for t in eos_ids:
+            row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+
+
 @kernel(GRAMMAR, ENGINE, STORE, TRIE, R(int64), A(uint32), A(uint32), nrt=False)
 def fill_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-untyped-def]
     """Write the allowed next tokens of the last set into `row` (uint32 words): 0 on success,
@@ -269,9 +277,7 @@ def fill_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-unty
             counters[N_SETS] = k + 1
             if r == OVERFLOW:
                 return OVERFLOW
-    if sets[k, 1] == 1:
-        for t in eos_ids:
-            row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+    add_eos(sets, k, eos_ids, row)
     return 0
 
 
