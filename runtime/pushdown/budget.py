@@ -9,7 +9,7 @@ cost a whole-vocabulary walk per fill; instead most tokens are proven in time by
   once per state (`within_cost`). A live item (s, o) of tail T finishes after any such token
   within within[s] + T, so when that is at most `bound` s's whole row is allowed at once (the
   state is *safe*);
-- the rest is walked on the real sets with its cost (`check_candidates` with a bound): the
+- the rest is walked on the real sets with its cost (`check_costed_candidates`): the
   stored rows of the other live states (*tight*), and the uncertain tokens of every live state
   (they leave the state's rule: only the stack tells where they go).
 
@@ -41,7 +41,7 @@ from .kernels import (
     UNC_BEGIN,
     UNC_LEN,
     add_eos,
-    check_candidates,
+    check_costed_candidates,
     state_row,
 )
 
@@ -128,8 +128,8 @@ def fill_budget(g, e, store, trie, eos_ids, row, scratch, costs, within, positio
             p = uncertain_store[j]
             posbits[p >> 5] |= np.uint32(1) << np.uint32(p & 31)
     n = _drain(posbits, cand)
-    r = check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
-                         per_state, counters, cand, n, trie, row, costs, bound)
+    r = check_costed_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items,
+                                sets, per_state, counters, cand, n, trie, row, costs, bound)
     counters[N_SETS] = k + 1
     if r == OVERFLOW:
         return OVERFLOW
@@ -157,9 +157,9 @@ def within_cost(g, e, state, store, trie, words, row, costs, positions, posbits,
     n = _drain(posbits, cand)
     for w in range(len(row)):
         row[w] = 0
-    return check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items,
-                            sets, per_state, counters, cand, n, trie, row, costs,
-                            UNREACHABLE - 1)
+    return check_costed_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable,
+                                   items, sets, per_state, counters, cand, n, trie, row, costs,
+                                   UNREACHABLE - 1)
 
 
 _POSITIONS: "weakref.WeakKeyDictionary[TokenTrie, np.ndarray]" = weakref.WeakKeyDictionary()

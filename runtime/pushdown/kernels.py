@@ -269,11 +269,9 @@ def fill_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-unty
         b0 = meta[s, UNC_BEGIN]
         n = meta[s, UNC_LEN]
         if n:
-            # No budget (bound -1): the cost arrays are not read, any of their types will do.
             r = check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable,
                                  items, sets, per_state, counters, uncertain_store[b0:b0 + n],
-                                 n, trie, row, (eos_ids, counters, per_state, per_state,
-                                                counters), -1)
+                                 n, trie, row)
             counters[N_SETS] = k + 1
             if r == OVERFLOW:
                 return OVERFLOW
@@ -315,14 +313,39 @@ def fill_rows_parallel(g, store, trie, eos_ids, headers, rows, row_ids, scratch,
 
 @kernel(R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),
         R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), R(int32), int64,
-        TRIE, A(uint32), COSTS, int64, nrt=False)
+        TRIE, A(uint32), nrt=False)
 def check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,  # type: ignore[no-untyped-def]
-                     per_state, counters, cand, n, trie, row, costs, bound):
+                     per_state, counters, cand, n, trie, row):
+    """`walk_candidates` without costs: 0 or OVERFLOW (the fill's walk)."""
+    # No costs: the cost arrays are not read, any arrays of their types will do.
+    return walk_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
+                           per_state, counters, cand, n, trie, row,
+                           (counters, counters, per_state, per_state, counters), -1,
+                           False)
+
+
+@kernel(R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),
+        R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), R(int32), int64,
+        TRIE, A(uint32), COSTS, int64, nrt=False)
+def check_costed_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items,  # type: ignore[no-untyped-def]
+                            sets, per_state, counters, cand, n, trie, row, costs, bound):
+    """`walk_candidates` with costs: a token whose sets cost more than `bound` stays unset;
+    the largest cost of a candidate accepted by its bytes, or OVERFLOW (`budget.py`)."""
+    return walk_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
+                           per_state, counters, cand, n, trie, row, costs, bound, True)
+
+
+@kernel(R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),
+        R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), R(int32), int64,
+        TRIE, A(uint32), COSTS, int64, boolean, nrt=False, inline=True)
+def walk_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,  # type: ignore[no-untyped-def]
+                    per_state, counters, cand, n, trie, row, costs, bound, costed):
     """Set the bits of the candidate tokens (trie positions cand[:n], ascending) whose bytes
-    the real sets accept and, when `bound` >= 0, after which the sets cost at most `bound`
+    the real sets accept and, when `costed`, after which the sets cost at most `bound`
     (`costs.py`: each set the walk builds gets its tails); return the largest cost of a
-    candidate accepted by its bytes (0 without a bound), or OVERFLOW. Consecutive
-    candidates share the sets of their common prefix. Once
+    candidate accepted by its bytes (0 when not `costed`), or OVERFLOW. Inlined into the two
+    kernels above with `costed` a constant, so the fill's walk carries no cost branches.
+    Consecutive candidates share the sets of their common prefix. Once
     a candidate dies at byte `dead`, every trie token sharing its first dead + 1 bytes dies
     too: the trie's skip chain finds where they end and a binary search the next candidate
     past them (after a JSON value, tens of thousands of candidates start with a space and a
@@ -365,13 +388,13 @@ def check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, i
             if r == 0:
                 dead = p
                 break
-            if bound >= 0:
+            if costed:
                 set_tails(coff, crule, cnext, srule, items, sets, costs, counters[N_SETS] - 1)
             p += 1
         depth = p
         prev = c
         if dead < 0:
-            if bound >= 0:
+            if costed:
                 cost = set_cost(items, sets, costs, counters[N_SETS] - 1)
                 most = max(most, cost)
                 if cost > bound:
