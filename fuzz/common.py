@@ -137,6 +137,11 @@ def _walk(m: Matcher, vocab: Vocabulary, rng: random.Random, steps: int,
             history.pop()
             continue
         _expect(len(allowed) > 0, f"no continuation after {prefix!r}")
+        left = m.tokens_left
+        if left is not None:  # a budget: the text can always be finished in the tokens left
+            cost = m.completion_cost()
+            _expect(cost is not None and cost <= left,
+                    f"{left} tokens left after {prefix!r}, but finishing takes {cost}")
         if ref is not None:
             _reference_check(ref, vocab, prefix, bits, rng, m.tokens_left)
         op = rng.random()

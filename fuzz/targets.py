@@ -167,7 +167,11 @@ def matcher_target(vocab: Vocabulary) -> Target:
             if check is not None and not check(json.loads(output)):
                 raise FindingError(f"finished output {output!r} does not validate")
 
-        walk(Matcher(compiled), vocab, rng, rng.randint(1, 30), ref, finished)
+        m = Matcher(compiled)
+        shortest = m.completion_cost()
+        if shortest is not None and rng.random() < 0.25:  # under a token budget
+            m = Matcher(compiled, max_tokens=shortest + rng.randint(0, 40))
+        walk(m, vocab, rng, rng.randint(1, 30), ref, finished)
         return True
 
     def mutate(_text: str, rng: random.Random) -> str:
