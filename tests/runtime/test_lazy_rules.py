@@ -25,7 +25,13 @@ from grammask.compiler import (
     compile_json_schema,
     compile_structural_tag,
 )
-from grammask.runtime import CompiledGrammar, Matcher, Vocabulary, allocate_token_bitmask
+from grammask.runtime import (
+    CompiledGrammar,
+    Matcher,
+    Vocabulary,
+    allocate_token_bitmask,
+    batch_fill_next_token_bitmask,
+)
 from grammask.runtime.pushdown.assembly import RuleAutomaton, assemble
 
 from ..support.budget import examples
@@ -169,6 +175,29 @@ def test_threads_share_a_lazy_table() -> None:
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batches_build_rules_as_their_matchers_reach_them(threads: int) -> None:
+    """A batch over a lazy table: fills that meet an unbuilt rule or a state without its set
+    leave the compiled call for the matcher's own fill, and every row equals one-by-one."""
+    vocab = small_vocabulary()
+    compiled = compile_gbnf((DATA / "gbnf" / "json.gbnf").read_text(), vocab, limits=LAZY)
+    docs = [list(json.dumps({f"k{i}": list(range(i * 3)), "s": {"t": [True, None, "x" * i]}})
+                 .encode()) for i in range(8)]
+    matchers = [Matcher(compiled) for _ in docs]
+    batch = allocate_token_bitmask(len(docs), vocab.size)
+    expected = allocate_token_bitmask(len(docs), vocab.size)
+    built = compiled.stats()["rules_built"]
+    for step in range(max(map(len, docs))):
+        batch_fill_next_token_bitmask(matchers, batch, max_threads=threads)
+        for i, m in enumerate(matchers):
+            m.fill_next_token_bitmask(expected, i)
+        assert np.array_equal(batch, expected), step
+        for m, doc in zip(matchers, docs):
+            if step < len(doc):
+                assert m.accept_token(doc[step])
+    assert compiled.stats()["rules_built"] > built
 
 
 def test_pickled_lazy_grammar_is_whole() -> None:
