@@ -13,9 +13,11 @@ runs. With `max_threads` > 1 the call spreads the sequences over Numba's threadi
 must (about 80 µs per hand-off on a shared 2-core machine: more than a whole batch of 64).
 What a call needs of its matchers (headers, rows, groups) is a plan, kept for the next call
 with the same matchers and rows while no recognizer's arrays moved, so a steady batch costs a
-few attribute reads per sequence in Python. A fill the compiled call cannot finish (a state
-without its token set yet, arrays to grow, a rule to build) and every other matcher (a DFA,
-healing, a token budget, after EOS) are filled one by one, after it.
+few attribute reads per sequence in Python. The DFA matchers of one grammar are one compiled
+call too (`copy_many`: their states' stored rows, located by `DFATokenSets.headers`; the
+states read at each call). A fill a compiled call cannot finish (a state without its token set
+yet, arrays to grow, a rule to build) and every other matcher (healing, a token budget, after
+EOS) are filled one by one, after them.
 
 Threads and processes: Numba's threading layer starts at the first batch with threads (TBB,
 OpenMP or its own workqueue, whichever is installed); one such batch runs at a time in a
