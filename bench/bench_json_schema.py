@@ -1,7 +1,8 @@
 """JSON Schema benchmark (MaskBench protocol): grammask and its peers over JSONSchemaBench.
 
     python bench/bench_json_schema.py [--splits A,B] [--limit N] [--peers llguidance,xgrammar]
-                                      [--lenient] [--workers N] [--json out.json]
+                                      [--lenient] [--property-order any] [--workers N]
+                                      [--json out.json]
 
 Every schema of the chosen splits (`../shared/corpora/jsonschemabench/<split>.jsonl`) is
 compiled by every engine and its test instances are walked token by token (bench/maskbench.py
@@ -64,6 +65,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                          "outlines_core may be named too)")
     ap.add_argument("--lenient", action="store_true",
                     help="compile with lenient=True (peers: their lenient option, if any)")
+    ap.add_argument("--property-order", choices=("schema", "any"), default="schema",
+                    help="grammask's property_order: schema (the listed properties in the "
+                         "schema's order, default) or any (every order, each at most once)")
     ap.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     ap.add_argument("--compile-timeout", type=float, default=30.0,
                     help="seconds a compile may take to its first mask (default 30)")
@@ -257,7 +261,8 @@ def print_report(r: Results, args: argparse.Namespace, info: dict[str, Any], wal
           f"{args.compile_timeout:g} s, instance {args.instance_timeout:g} s")
     print(f"corpus {args.corpus}; splits {', '.join(r.splits)}; "
           f"{'first ' + str(args.limit) if args.limit else 'all'} schemas per split"
-          f"{'; lenient' if args.lenient else ''}")
+          f"{'; lenient' if args.lenient else ''}"
+          f"{'; property_order=any' if args.property_order == 'any' else ''}")
     print(info["setup"])
     for e in r.engines:
         print(f"  {e} {eng[e]['version']}: compile = {eng[e]['means']}")
@@ -301,6 +306,7 @@ def json_doc(r: Results, args: argparse.Namespace, info: dict[str, Any], wall_s:
                           "failures": failures(o)} for o in r.outcomes[e].values()}}
     return {"command": sys.argv, "corpus": str(args.corpus), "splits": r.splits,
             "limit": args.limit, "lenient": args.lenient, "workers": args.workers,
+            "property_order": args.property_order,
             "limits_s": {"compile": args.compile_timeout, "instance": args.instance_timeout},
             "wall_s": wall_s, "workers_replaced": replaced, "setup": info["setup"],
             "notes": info["notes"], "engines": engines}
@@ -314,7 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{len(cases)} schemas in {len(args.split_list)} splits; starting {args.workers} "
         f"worker(s)")
     limits = Limits(args.compile_timeout, args.instance_timeout)
-    pool = WorkerPool(args.workers, args.peer_list, args.lenient, limits, not args.no_pin)
+    pool = WorkerPool(args.workers, args.peer_list, args.lenient, limits, not args.no_pin,
+                      args.property_order)
     try:
         info = pool.wait_ready()
         engines = [e for e in [GM, *args.peer_list] if e in info["engines"]]

@@ -187,17 +187,19 @@ class Engine:
     code_of: Callable[[BaseException], str]
 
 
-def grammask_engine(vocab: Any, lenient: bool) -> Engine:
-    """grammask's `compile_json_schema(schema, vocab, lenient=...)`; `GrammarError` is a compile
-    error with its own code."""
+def grammask_engine(vocab: Any, lenient: bool, order: str = "schema") -> Engine:
+    """grammask's `compile_json_schema(schema, vocab, lenient=..., property_order=order)`;
+    `GrammarError` is a compile error with its own code."""
     import importlib.metadata
 
     from grammask.compiler import GrammarError
     from grammask.compiler import compile_json_schema
 
-    means = f"compile_json_schema(schema, vocab{', lenient=True' if lenient else ''}) (lazy)"
+    means = (f"compile_json_schema(schema, vocab{', lenient=True' if lenient else ''}"
+             f"{', property_order=' + repr(order) if order != 'schema' else ''}) (lazy)")
     return Engine(GM, importlib.metadata.version("grammask"), means,
-                  partial(compile_json_schema, vocab=vocab, lenient=lenient),
+                  partial(compile_json_schema, vocab=vocab, lenient=lenient,
+                          property_order=order),
                   _GrammaskJsonSession, (GrammarError,),
                   lambda e: getattr(e, "code", None) or "grammar-error")
 
@@ -310,7 +312,8 @@ class Limits:
     startup_s: float = 600.0
 
 
-def _worker(conn: Connection, peers: list[str], lenient: bool, cpu: int | None) -> None:
+def _worker(conn: Connection, peers: list[str], lenient: bool, order: str,
+            cpu: int | None) -> None:
     """A worker process: set up the engines, say ready (with what they are), then run tasks
     `(engine name, case)` until None, sending the start of each phase and each outcome."""
     if cpu is not None:
@@ -319,7 +322,7 @@ def _worker(conn: Connection, peers: list[str], lenient: bool, cpu: int | None) 
 
     setup = set_up(set(peers), warm=warm_up)
     vocab = setup.vocab
-    engines = {GM: grammask_engine(vocab, lenient)}
+    engines = {GM: grammask_engine(vocab, lenient, order)}
     for p in setup.peers:
         engines[p.name] = peer_engine(p, vocab.eos_token_id, lenient)
     conn.send(("ready", {"setup": setup.setup_line(), "notes": setup.notes,
@@ -352,9 +355,9 @@ class WorkerPool:
     timeout; a worker that dies makes its task a crash. Either is replaced by a new worker."""
 
     def __init__(self, n: int, peers: list[str], lenient: bool, limits: Limits,
-                 pin: bool) -> None:
+                 pin: bool, order: str = "schema") -> None:
         self._ctx = mp.get_context("spawn")
-        self._args = (peers, lenient)
+        self._args = (peers, lenient, order)
         self.limits = limits
         cpus = sorted(os.sched_getaffinity(0)) if pin else []
         self.info: dict[str, Any] | None = None

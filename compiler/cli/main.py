@@ -188,8 +188,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if language == "regex":
         automaton = from_source(source, lambda p: ir_to_dfa(parse_regex(p, limits=limits), limits))
     elif options is not None:
-        automaton, warnings = from_source(source, lambda t: check_automaton(t, options, limits),
-                                     relocate=False)
+        fallback = args.property_order is None  # the default order, any, where it fits
+        automaton, warnings = from_source(
+            source, lambda t: check_automaton(t, options, limits, fallback=fallback),
+            relocate=False)
         _warn(source, warnings)
     else:
         compiled = _compile_file(source, language, args.start, limits,
@@ -338,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--text-file", action="append", default=[], metavar="FILE",
                        help="a file whose whole content is one text ('-': stdin; repeatable)")
     _grammar_options(check, limit_help)
-    add_schema_options(check)
+    add_schema_options(check, property_order="any")
     check.set_defaults(func=_cmd_check)
 
     lint = sub.add_parser("lint", help="report problems in grammar and JSON Schema files",

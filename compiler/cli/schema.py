@@ -10,6 +10,7 @@ warnings in the same form, on stderr for `compile` and `check`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import BinaryIO
 
 from ...runtime.compiled import CompiledGrammar
@@ -18,11 +19,11 @@ from ..analyses.json_schema import lenient_warnings, lint_schema, located_error
 from ..analyses.lint import STDIN, FileReport, read_source
 from ..analyses.size import compile_structure
 from ..frontends.json_schema import schema_to_grammar
-from ..frontends.json_schema.options import LAYOUTS, JsonSchemaOptions
+from ..frontends.json_schema.options import LAYOUTS, PROPERTY_ORDERS, JsonSchemaOptions
 from ..pipeline import compile_parsed_schema
 from ..support.deadline import compile_deadline
 from ..support.diagnostics import Diagnostic
-from ..support.errors import GrammarError
+from ..support.errors import BudgetExceeded, GrammarError
 from ..support.limits import Limits
 from .check import CompiledTable
 
@@ -39,9 +40,12 @@ def is_schema(path: str | None, language: str | None) -> bool:
     return path is not None and path != STDIN and path.lower().endswith(".json")
 
 
-def add_schema_options(parser: argparse.ArgumentParser, *, strict: bool = True) -> None:
+def add_schema_options(parser: argparse.ArgumentParser, *, strict: bool = True,
+                       property_order: str = "schema") -> None:
     """The JSON Schema options: --strict (unless the command has its own), --lenient,
-    --whitespace and --indent."""
+    --strict-formats, --property-order (`property_order` by default), --whitespace and
+    --indent."""
+    parser.set_defaults(default_property_order=property_order)
     group = parser.add_argument_group("JSON Schema options (for a .json file or --language"
                                       " jsonschema)")
     if strict:
@@ -55,6 +59,10 @@ def add_schema_options(parser: argparse.ArgumentParser, *, strict: bool = True) 
     group.add_argument("--strict-formats", action="store_true",
                        help="make a format grammask does not know an error (by default it is"
                        " an annotation, as JSON Schema reads it: any string, with a warning)")
+    group.add_argument("--property-order", choices=PROPERTY_ORDERS,
+                       help="the order of an object's listed properties: schema (as the"
+                       " schema lists them) or any (every order, each at most once); default"
+                       f" {property_order}")
     group.add_argument("--whitespace", choices=LAYOUTS,
                        help="whitespace between tokens: flexible (default: any JSON"
                        " whitespace, at most 24 characters per gap), compact (none) or indent"
@@ -67,6 +75,7 @@ def given_schema_options(args: argparse.Namespace, *, strict: bool = True) -> li
     """The schema options given on the command line (to refuse them for a grammar)."""
     given = [("--strict", strict and args.strict), ("--lenient", args.lenient),
              ("--strict-formats", args.strict_formats),
+             ("--property-order", args.property_order is not None),
              ("--whitespace", args.whitespace is not None), ("--indent", args.indent is not None)]
     return [name for name, present in given if present]
 
@@ -78,7 +87,8 @@ def schema_options(args: argparse.Namespace) -> JsonSchemaOptions:
         raise ValueError(f"--indent applies to --whitespace indent, not {whitespace}")
     indent = 2 if args.indent is None else args.indent
     return JsonSchemaOptions(strict=args.strict, lenient=args.lenient, whitespace=whitespace,
-                             indent=indent, strict_formats=args.strict_formats)
+                             indent=indent, strict_formats=args.strict_formats,
+                             property_order=args.property_order or args.default_property_order)
 
 
 def compile_schema(text: str, vocab: Vocabulary, options: JsonSchemaOptions,
@@ -94,13 +104,25 @@ def compile_schema(text: str, vocab: Vocabulary, options: JsonSchemaOptions,
     return compiled, lenient_warnings(parsed.diagnostics, text)
 
 
-def check_automaton(text: str, options: JsonSchemaOptions,
-                    limits: Limits) -> tuple[CompiledTable, list[Diagnostic]]:
+def check_automaton(text: str, options: JsonSchemaOptions, limits: Limits, *,
+                    fallback: bool = False) -> tuple[CompiledTable, list[Diagnostic]]:
     """The automaton that checks texts against the schema `text` (a DFA or rule automata,
     as `compile` chooses, without token sets), and the keywords lenient mode ignored as warnings.
+    With `fallback`, a schema with an object over `Limits.max_unordered_properties` in any
+    property order is read in schema order instead, with a warning that says so.
     Raises GrammarError located in `text`."""
+    notices: list[Diagnostic] = []
     try:
-        grammar, warnings = schema_to_grammar(text, options, limits)
+        try:
+            grammar, warnings = schema_to_grammar(text, options, limits)
+        except BudgetExceeded as exc:
+            if not fallback or exc.limit != "max_unordered_properties":
+                raise
+            grammar, warnings = schema_to_grammar(
+                text, dataclasses.replace(options, property_order="schema"), limits)
+            message = f"{exc.message}, so every object is checked in schema order"
+            notices.append(Diagnostic.from_error(located_error(exc.located(message=message),
+                                                               text), "warning"))
         compiled = compile_structure(grammar, limits)
     except GrammarError as exc:
         if exc.code == "empty-language":
@@ -109,7 +131,7 @@ def check_automaton(text: str, options: JsonSchemaOptions,
         raise located_error(exc, text) from None
     automaton = compiled.automaton
     assert automaton is not None, "a compiled grammar holds a DFA or rule automata"
-    return automaton, lenient_warnings(warnings, text)
+    return automaton, notices + lenient_warnings(warnings, text)
 
 
 def lint_schema_file(path: str, options: JsonSchemaOptions, limits: Limits, *,

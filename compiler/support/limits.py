@@ -20,7 +20,9 @@ class Limits:
     rule but the small leaf rules is kept as a rule instead; `max_pushdown_states` all the rule automata of a
     recursive grammar together; `max_compile_seconds` (a float) the wall time of one compile;
     `max_table_bytes` the memory of the compiled tables (automata and precomputed token sets);
-    `max_named_tokens` the text tokens a grammar's token references name.
+    `max_named_tokens` the text tokens a grammar's token references name;
+    `max_unordered_properties` the listed properties of one JSON object read in any order
+    (`property_order="any"`: a state per subset of them).
     `max_step_work` and `max_earley_items` bound the matchers of the compiled grammar (see
     `RuntimeLimits`): the Earley work of one step and the items a recognizer holds.
     """
@@ -37,6 +39,7 @@ class Limits:
     max_compile_seconds: float = 60.0
     max_table_bytes: int = 2**30
     max_named_tokens: int = 4_096
+    max_unordered_properties: int = 12
     max_step_work: int = RuntimeLimits.max_step_work
     max_earley_items: int = RuntimeLimits.max_earley_items
 

@@ -33,6 +33,7 @@ from ...automata.language_ops import as_dfa, difference, intersect
 from ...ir.nodes import EMPTY, NOTHING, Automaton, Choice, Literal, Node, Repeat, Seq
 from ...support import deadline
 from ...support.errors import GrammarError
+from .any_order import unordered_object
 from .arrays import count_bound
 from .constraints import Constraints, ObjectPart, conjunction, location
 from .ecma_regex import ANY_STRING
@@ -201,6 +202,8 @@ def _assemble(t: "Translation", c: "Constraints", members: list[tuple[Node, bool
     if extra is not None:
         count_bound(t, c, lo, hi, "Properties")
     bits, presence_ok = _presence_check(c, names)
+    if t.options.property_order == "any":
+        return unordered_object(t, c, members, names, extra, depth, bits, presence_ok)
     counting = lo > sum(req for _, req in members) or hi is not None
     cap = max(lo, (hi + 1) if hi is not None else 0)
     sep = t.layout.item(depth)

@@ -24,6 +24,7 @@ from ..regex import parse_regex
 
 JSON_WHITESPACE = CharClass(((0x09, 0x0A), (0x0D, 0x0D), (0x20, 0x20)))
 LAYOUTS = ("flexible", "compact", "indent")
+PROPERTY_ORDERS = ("schema", "any")
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,9 @@ class JsonSchemaOptions:
     structural tag's `json_schema` item). `strict_formats`: a `format` grammask does not know
     is an error; by default it is an annotation, as the format-annotation vocabulary reads it
     (any string, with a `schema-unknown-format` warning); the formats it knows are asserted
-    either way (`specs/json_schema.md`)."""
+    either way (`specs/json_schema.md`). `property_order`: `"schema"`, the listed properties
+    in the order the schema lists them (what a model should write); `"any"`, in every order,
+    each at most once (what documents written by others use; `any_order.py`)."""
 
     strict: bool = False
     lenient: bool = False
@@ -47,11 +50,15 @@ class JsonSchemaOptions:
     separators: tuple[str, str] | None = None
     string_excludes: tuple[str, ...] = ()
     strict_formats: bool = False
+    property_order: str = "schema"
 
     def __post_init__(self) -> None:
         if not isinstance(self.string_excludes, tuple) or not all(
                 isinstance(x, str) and x for x in self.string_excludes):
             raise ValueError("string_excludes must be a tuple of non-empty strings")
+        if self.property_order not in PROPERTY_ORDERS:
+            raise ValueError(f"property_order must be one of {', '.join(PROPERTY_ORDERS)}, "
+                             f"got {self.property_order!r}")
         if self.whitespace not in LAYOUTS:
             raise ValueError(f"whitespace must be one of {', '.join(LAYOUTS)}, "
                              f"got {self.whitespace!r}")

@@ -141,16 +141,18 @@ class Translator:
         excludes = tuple(dict.fromkeys(obj.strings("excludes", [])))
         if "" in excludes:
             raise invalid(obj.at("excludes"), "an excluded string must not be empty")
-        if obj.boolean("any_order", False):
-            raise GrammarError("'any_order': properties in any order are not supported yet; "
-                               "they follow the schema's order", pointer=obj.at("any_order"),
-                               code="unsupported-structural-tag")
+        order = "any" if obj.boolean("any_order", False) else "schema"
+        if order == "any" and style != "json":
+            raise GrammarError(f"'any_order' is supported in the json style, not {style!r} "
+                               "(its properties follow the schema's order)",
+                               pointer=obj.at("any_order"), code="unsupported-structural-tag")
         most = obj.count("max_whitespace_cnt", None)
         if most is not None and most > self.limits.max_repeat:
             raise self.limits.exceeded("max_repeat", most, "'max_whitespace_cnt'").located(
                 pointer=obj.at("max_whitespace_cnt"))
-        options = JsonSchemaOptions(strict=True, string_excludes=excludes) if most is None \
-            else JsonSchemaOptions(strict=True, max_whitespace=most, string_excludes=excludes)
+        options = JsonSchemaOptions(strict=True, string_excludes=excludes, property_order=order)
+        if most is not None:
+            options = dataclasses.replace(options, max_whitespace=most)
         where = obj.at("json_schema")
         if style != "json":
             return xml_parameters(schema, style, where, options.max_whitespace,
