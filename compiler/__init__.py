@@ -19,6 +19,8 @@ from .pipeline import (
 from .support.compile_cache import CompileCache
 from .support.errors import BudgetExceeded, GrammarError
 from .support.limits import DEFAULT_LIMITS, Limits
+from .tools.diff import Witness, difference
+from .tools.extract import Match, extract
 
 __all__ = [
     "BudgetExceeded",
@@ -26,6 +28,8 @@ __all__ = [
     "DEFAULT_LIMITS",
     "GrammarError",
     "Limits",
+    "Match",
+    "Witness",
     "clear_caches",
     "compile_gbnf",
     "compile_grammar",
@@ -35,6 +39,8 @@ __all__ = [
     "compile_regex",
     "compile_structural_tag",
     "compile_tool_calls",
+    "difference",
+    "extract",
     "ir_to_dfa",
     "schema_to_grammar",
 ]

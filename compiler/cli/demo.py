@@ -1,5 +1,7 @@
 """`grammask demo`: a toy model asked for `{"age": 42}`, sampled with and without a grammar mask,
-then (in `demo_schema`) asked for a person in JSON mode and through a strict JSON Schema.
+then (in `demo_schema`) asked for a person in JSON mode and through a strict JSON Schema, (in
+`demo_tools`) calling a tool, and (in `demo_repair`) its failing answers repaired by `extract`
+and the person schema's changes compared by `diff`.
 
 The model is `toy_model.ToyModel`: sampled freely it writes a valid answer about two times in
 three; sampled through a `Matcher` every finished answer is valid by construction. This module
@@ -22,6 +24,7 @@ from ...runtime import Matcher, Vocabulary
 from ...runtime.vocab.trie import token_trie
 from ..pipeline import compile_regex
 from ..support.errors import GrammarError
+from .demo_repair import RepairDemoResult, format_repair_report, run_repair_demo
 from .demo_schema import SCHEMA_N, SchemaDemoResult, format_schema_report, run_schema_demo
 from .demo_tools import TOOLS_N, ToolsDemoResult, format_tools_report, run_tools_demo
 from .toy_model import MAX_TOKENS, TARGET, Generation, ToyModel, generate
@@ -63,6 +66,7 @@ class DemoResult:
     wall_s: float
     schema: SchemaDemoResult | None = None
     tools: ToolsDemoResult | None = None
+    repair: RepairDemoResult | None = None
 
     @property
     def unconstrained_rate(self) -> float:
@@ -82,6 +86,7 @@ class DemoResult:
         d = asdict(self)
         d["schema"] = self.schema.to_dict() if self.schema is not None else None
         d["tools"] = self.tools.to_dict() if self.tools is not None else None
+        d["repair"] = self.repair.to_dict() if self.repair is not None else None
         for name in ("unconstrained_failures", "constrained_answers"):
             d[name] = [{"text": t, "count": c} for t, c in d[name]]
         for name in ("unconstrained_rate", "unconstrained_json_rate", "constrained_rate"):
@@ -144,6 +149,7 @@ def run_demo(n: int = 200, seed: int = 0, pattern: str = DEFAULT_PATTERN,
         return vocab.decode(g.tokens).decode("utf-8", "replace")
 
     free_failures: Counter[str] = Counter()
+    failing: list[str] = []
     free_valid = free_json = 0
     free_capped: list[str] = []
     for _ in range(n):
@@ -155,6 +161,7 @@ def run_demo(n: int = 200, seed: int = 0, pattern: str = DEFAULT_PATTERN,
             free_valid += 1
         else:
             free_failures[text] += 1
+            failing.append(text)
         free_json += g.finished and _json_age(text)
     masked: Counter[str] = Counter()
     masked_valid = 0
@@ -188,6 +195,7 @@ def run_demo(n: int = 200, seed: int = 0, pattern: str = DEFAULT_PATTERN,
         result.schema = run_schema_demo(vocab, schema_n, seed)
     if tools_n:
         result.tools = run_tools_demo(vocab, tools_n, seed)
+    result.repair = run_repair_demo(compiled, pattern, failing)
     result.wall_s = time.perf_counter() - start
     if out is not None:
         out.write(format_report(result))
@@ -233,6 +241,8 @@ def format_report(r: DemoResult) -> str:
         lines += ["", format_schema_report(r.schema).rstrip("\n")]
     if r.tools is not None:
         lines += ["", format_tools_report(r.tools).rstrip("\n")]
+    if r.repair is not None:
+        lines += ["", format_repair_report(r.repair).rstrip("\n")]
     lines.append(f"  wall time       {r.wall_s:.2f} s")
     return "\n".join(lines) + "\n"
 

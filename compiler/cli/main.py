@@ -1,5 +1,6 @@
 """The `grammask` command line: `demo`, `compile`, `check` and `lint`, for regexes, GBNF and
-Lark grammars, and JSON Schemas (whose handling is in `schema.py`); `warmup` (`warmup.py`).
+Lark grammars, and JSON Schemas (whose handling is in `schema.py`); `extract` and `diff`
+(`extract_diff.py`); `warmup` (`warmup.py`).
 
 Exit status: 0 success, 1 `check` found a text that does not match or `lint` found errors,
 2 bad input (a pattern, grammar or schema that does not compile, a missing or unreadable file,
@@ -14,11 +15,8 @@ import re
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import fields
 from pathlib import Path
-from typing import TypeVar
 
-from ...runtime.compiled import CompiledGrammar
 from ...runtime.vocab.trie import token_trie
 from ..analyses.lint import (
     STDIN,
@@ -28,19 +26,15 @@ from ..analyses.lint import (
     format_text,
     lint_file,
 )
-from ..analyses.size import automata_sizes, compile_structure
-from ..automata.build import ir_to_dfa
-from ..frontends.json_schema.options import JsonSchemaOptions
-from ..frontends.regex import parse_regex
-from ..frontends.registry import EXTENSIONS, LANGUAGES, language_for, read
-from ..ir.nodes import Grammar
+from ..analyses.size import automata_sizes
+from ..frontends.registry import language_for
 from ..pipeline import compile_grammar, compile_regex
-from ..support.diagnostics import Diagnostic, render, render_diagnostic
-from ..support.limits import Limits
-from .check import CompiledTable, check_text
+from ..support.diagnostics import Diagnostic, render_diagnostic
+from .check import check_text
 from .demo import DEFAULT_PATTERN, run_demo
 from .demo_schema import SCHEMA_N
 from .demo_tools import TOOLS_N
+from .extract_diff import add_diff, add_extract
 from .inputs import (
     InputError,
     Source,
@@ -48,18 +42,23 @@ from .inputs import (
     from_source,
     load_vocabulary,
     parse_limits,
-    pattern_source,
-    read_grammar,
     read_text,
     write_output,
 )
+from .languages import (
+    LANGUAGE_CHOICES,
+    LIMIT_HELP,
+    checking_automaton,
+    compile_file,
+    grammar_options,
+    schema_options_for,
+    source_of,
+    warn,
+)
 from .report import precompute_token_sets, token_sets_line
 from .schema import (
-    SCHEMA_LANGUAGE,
     add_schema_options,
-    check_automaton,
     compile_schema,
-    given_schema_options,
     is_schema,
     lint_schema_file,
     schema_options,
@@ -68,59 +67,9 @@ from .warmup import run_warmup
 
 __all__ = ["main"]
 
-T = TypeVar("T")
-_LANGUAGES = (*LANGUAGES, SCHEMA_LANGUAGE)
-
-
-def _source(args: argparse.Namespace, path: str | None) -> tuple[Source, str]:
-    """The pattern, grammar or schema to compile (--regex or the file `path`) and its
-    language: --language, else the file's extension (.json: a JSON Schema); other extensions
-    are read as a regex."""
-    language = "regex" if args.regex is not None else args.language
-    if language is None and path is not None:
-        language = SCHEMA_LANGUAGE if is_schema(path, None) else \
-            EXTENSIONS.get(Path(path).suffix.lower())
-    if language in (None, "regex"):
-        return pattern_source(args.regex, path), "regex"
-    assert path is not None
-    return Source(path, read_grammar(path)), language
-
-
-def _compile_file(source: Source, language: str, start: str | None, limits: Limits,
-                  compile_: Callable[[Grammar], CompiledGrammar]) -> CompiledGrammar:
-    """The GBNF or Lark grammar of `source` parsed and compiled by `compile_`; errors become
-    diagnostics located in the file."""
-
-    def make(text: str) -> CompiledGrammar:
-        grammar, _notes = read(language, text, source=source.path, start=start, limits=limits)
-        return compile_(grammar)
-
-    return from_source(source, make, relocate=False)
-
-
-def _schema_options(args: argparse.Namespace, language: str) -> JsonSchemaOptions | None:
-    """The schema options for a schema input, None for another; InputError when schema
-    options are given for a grammar or do not combine."""
-    if language != SCHEMA_LANGUAGE:
-        given = given_schema_options(args)
-        if given:
-            raise InputError(f"{', '.join(given)}: only for JSON Schemas (a .json file or"
-                             " --language jsonschema)")
-        return None
-    try:
-        return schema_options(args)
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
-
-
-def _warn(source: Source, warnings: list[Diagnostic]) -> None:
-    for diag in warnings:
-        print(render(source.path, source.text, diag), file=sys.stderr)
-
-
 def _cmd_compile(args: argparse.Namespace) -> int:
-    source, language = _source(args, args.file)
-    options = _schema_options(args, language)
+    source, language = source_of(args, args.file)
+    options = schema_options_for(args, language)
     limits = parse_limits(args.limit)
     t0 = time.perf_counter()
     vocab, vocab_name = load_vocabulary(args.vocab)
@@ -134,11 +83,11 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         compiled, warnings = from_source(source, lambda t: compile_schema(t, vocab, options, limits),
                                     relocate=False)
     else:
-        compiled = _compile_file(source, language, args.start, limits,
+        compiled = compile_file(source, language, args.start, limits,
                                  lambda g: compile_grammar(g, vocab, limits=limits))
     compile_ms = (time.perf_counter() - t0) * 1e3
     eos = ", ".join(map(str, vocab.eos_token_ids.tolist())) or "none"
-    _warn(source, warnings)
+    warn(source, warnings)
     print(f"{source.path}: compiled in {compile_ms:.1f} ms")
     print(f"  backend       {compiled.notes[0] if compiled.notes else compiled.kind}")
     print(f"  vocabulary    {vocab_name}: {vocab.size:,} ids, {vocab.n_tokens:,} tokens,"
@@ -181,23 +130,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     inputs = list(args.inputs)
     path = None if args.regex is not None else (inputs.pop(0) if inputs else None)
     limits = parse_limits(args.limit)
-    source, language = _source(args, path)
-    options = _schema_options(args, language)
+    source, language = source_of(args, path)
+    options = schema_options_for(args, language)
     texts = _check_texts(args, inputs)
-    automaton: CompiledTable | None
-    if language == "regex":
-        automaton = from_source(source, lambda p: ir_to_dfa(parse_regex(p, limits=limits), limits))
-    elif options is not None:
-        fallback = args.property_order is None  # the default order, any, where it fits
-        automaton, warnings = from_source(
-            source, lambda t: check_automaton(t, options, limits, fallback=fallback),
-            relocate=False)
-        _warn(source, warnings)
-    else:
-        compiled = _compile_file(source, language, args.start, limits,
-                                 lambda g: compile_structure(g, limits))
-        automaton = compiled.automaton
-        assert automaton is not None, "a compiled grammar holds a DFA or rule automata"
+    automaton = checking_automaton(args, source, language, options, limits)
     matched = 0
     for label, text in texts:
         problem = check_text(automaton, text, limits.runtime())
@@ -300,8 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true", help="print the result as JSON")
     demo.set_defaults(func=_cmd_demo)
 
-    limit_help = ("override a compile bound, e.g. max_dfa_states=50000 (repeatable; names: "
-                  + ", ".join(f.name for f in fields(Limits)) + ")")
+    limit_help = LIMIT_HELP
     comp = sub.add_parser("compile", help="compile a regex, grammar or JSON Schema and print"
                           " its statistics",
                           description="Compile a regex, a GBNF/Lark grammar or a JSON Schema"
@@ -320,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
                       " a pushdown grammar with a progress bar on stderr)")
     comp.add_argument("--out", metavar="FILE",
                       help="also write the compiled grammar (CompiledGrammar.to_bytes) to FILE")
-    _grammar_options(comp, limit_help)
+    grammar_options(comp, limit_help)
     add_schema_options(comp)
     comp.set_defaults(func=_cmd_compile)
 
@@ -339,9 +274,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a text to check (repeatable); with no text at all, stdin is read")
     check.add_argument("--text-file", action="append", default=[], metavar="FILE",
                        help="a file whose whole content is one text ('-': stdin; repeatable)")
-    _grammar_options(check, limit_help)
+    grammar_options(check, limit_help)
     add_schema_options(check, property_order="any")
     check.set_defaults(func=_cmd_check)
+
+    add_extract(sub)
+    add_diff(sub)
 
     lint = sub.add_parser("lint", help="report problems in grammar and JSON Schema files",
                           description="Check grammars (.gbnf, .lark, .regex) and JSON Schemas"
@@ -354,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
                           " 2 for unusable input.")
     lint.add_argument("files", nargs="+", metavar="FILE",
                       help="grammar or schema files ('-': stdin)")
-    lint.add_argument("--language", choices=_LANGUAGES,
+    lint.add_argument("--language", choices=LANGUAGE_CHOICES,
                       help="the grammar language (default: from the extension; needed for -)")
     lint.add_argument("--format", choices=("text", "json", "sarif"), default="text",
                       help="text (default; diagnostics then a summary line, on stdout), json"
@@ -385,17 +323,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help="no progress bar; print the summary on stdout")
     warmup.set_defaults(func=_cmd_warmup)
     return parser
-
-
-def _grammar_options(parser: argparse.ArgumentParser, limit_help: str) -> None:
-    """--language, --start and --limit, as `compile` and `check` take them."""
-    parser.add_argument("--language", choices=_LANGUAGES,
-                        help="the file's language (default: from its extension, .json being"
-                        " a JSON Schema; other extensions are read as a regex)")
-    parser.add_argument("--start", metavar="NAME",
-                        help="start rule of a grammar (default: root for GBNF, start for Lark)")
-    parser.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
-                        help=limit_help)
 
 
 def main(argv: list[str] | None = None) -> int:

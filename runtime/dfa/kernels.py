@@ -25,6 +25,21 @@ def walk_bytes(transitions, byte_class, data, begin, end, state):  # type: ignor
     return s
 
 
+@kernel(R(int32, 2), R(int32), R(boolean), int32, R(uint8), int64, tiered=True)
+def longest_match(transitions, byte_class, accepting, start, data, begin):  # type: ignore[no-untyped-def]
+    """The end of the longest non-empty match from data[begin] (the last position after which
+    the walk from `start` is in an accepting state, before it dies or the data ends), or -1."""
+    s = start
+    last = -1
+    for p in range(begin, len(data)):
+        s = transitions[s, byte_class[data[p]]]
+        if s < 0:
+            break
+        if accepting[s]:
+            last = p + 1
+    return last
+
+
 @kernel(R(int32, 2), R(int32), int32, R(uint8), R(int64), R(int32), R(int32), int64, R(int64),
         int64, A(uint32))
 def trie_token_row(transitions, byte_class, state, data, offsets, lcp, ids, max_len, cost, bound,  # type: ignore[no-untyped-def]

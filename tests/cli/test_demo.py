@@ -89,6 +89,25 @@ def test_timings_reported(small: tuple[DemoResult, str]) -> None:
     assert text.rstrip("\n").splitlines()[-1].startswith("  wall time ")
 
 
+def test_repair_and_versioning(small: tuple[DemoResult, str]) -> None:
+    """Failing free answers with a valid answer inside are extracted (each fully matching the
+    pattern), and the person schema's changes get their witnesses."""
+    result, text = small
+    repair = result.repair
+    assert repair is not None and repair.failing == 30 - result.unconstrained_valid - \
+        result.unconstrained_capped
+    assert 0 < repair.recovered <= repair.failing and repair.recovered_checked == repair.recovered
+    for answer, found in repair.examples:
+        assert found in answer and re.fullmatch(DEFAULT_PATTERN, found)
+    nullable, cats = repair.changes["age nullable"], repair.changes["pets: cat only"]
+    assert nullable["old-not-new"] is None and nullable["new-not-old"] is not None
+    assert json.loads(nullable["new-not-old"][0])["age"] is None
+    assert nullable["new-not-old"][1] == "/age"
+    assert cats["old-not-new"] is not None and cats["new-not-old"] is None
+    assert "dog" in json.loads(cats["old-not-new"][0])["pets"]
+    assert "breaks old answers" in text and "backward compatible" in text
+
+
 def test_json_round_trip(small: tuple[DemoResult, str]) -> None:
     d = json.loads(json.dumps(small[0].to_dict()))
     assert d["constrained_rate"] == 1.0
