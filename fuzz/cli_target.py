@@ -1,8 +1,9 @@
-"""The fuzz target of the command line: `lint` and `check` run in-process on mutated grammar
-and schema files.
+"""The fuzz target of the command line: `lint`, `check`, `extract` and `diff` run in-process on
+mutated grammar and schema files.
 
 An input is a header line, the JSON list `[extension, argument...]` with `{file}` where the
-file goes, followed by the file's content.
+file goes (`{text}`: a short text; `{textfile}`: a file holding one; `{other}`: a small fixed
+file of the same language, for `diff`), followed by the file's content.
 """
 from __future__ import annotations
 
@@ -27,18 +28,27 @@ COMMANDS: dict[str, list[list[str]]] = {
     "any": [["lint", "{file}"], ["lint", "{file}", "--format", "json"],
             ["lint", "{file}", "--format", "sarif", "--strict"], ["lint", "{file}", "--stats"],
             ["check", "{file}", "--text", "{text}"],
-            ["check", "{file}", "--text", "{text}", "--text", "{text}"]],
+            ["check", "{file}", "--text", "{text}", "--text", "{text}"],
+            ["extract", "{file}", "{textfile}"], ["extract", "{file}", "{textfile}", "--all"],
+            ["diff", "{file}", "{file}"], ["diff", "{file}", "{other}", "--format", "json"],
+            ["diff", "{other}", "{file}", "--depth", "1"]],
     ".json": [["lint", "{file}", "--lenient"], ["lint", "{file}", "--strict", "--stats"],
               ["check", "{file}", "--whitespace", "compact", "--text", "{text}"],
               ["check", "{file}", "--strict", "--lenient", "--text", "{text}"]],
     ".lark": [["lint", "{file}", "--start", "value"]],
 }
 FOREIGN = ("Traceback (most recent call last)", "internal-error")
+OTHER = {".gbnf": 'root ::= "(" root ")" | [a-z]', ".lark": 'start: "x" | "(" start ")"',
+         ".regex": "[a-z]+", ".json": '{"type": "object", "properties": {"a": {}}}',
+         ".txt": "x"}
+"""The second file of `diff`, per extension."""
 
 
 def _header(ext: str, rng: random.Random) -> list[str]:
     template = rng.choice(COMMANDS["any"] + COMMANDS.get(ext, []))
-    return [ext] + [rng.choice(TEXTS) if a == "{text}" else a for a in template]
+    return [ext] + [rng.choice(TEXTS) if a == "{text}" else
+                    "{textfile}:" + rng.choice(TEXTS) if a == "{textfile}" else a
+                    for a in template]
 
 
 def _split(text: str) -> tuple[list[str], str]:
@@ -68,7 +78,17 @@ def cli_target(rng: random.Random) -> Target:
         ext = header[0] if header[0] in (".gbnf", ".lark", ".regex", ".json") else ".txt"
         path = workdir / f"input{ext}"
         path.write_bytes(body.encode("utf-8", "surrogatepass"))
-        argv = [str(path) if a == "{file}" else a for a in header[1:]] + LIMIT_ARGS
+        other = workdir / f"other{ext}"
+        other.write_text(OTHER[ext], encoding="utf-8")
+        argv = []
+        for a in header[1:]:
+            if a.startswith("{textfile}:"):
+                text_path = workdir / "text.txt"
+                text_path.write_bytes(a.removeprefix("{textfile}:").encode("utf-8",
+                                                                           "surrogatepass"))
+                a = str(text_path)
+            argv.append(str(path) if a == "{file}" else str(other) if a == "{other}" else a)
+        argv += LIMIT_ARGS
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             status = main(argv)

@@ -85,3 +85,16 @@ def test_lint_skips_a_reference_the_translation_never_followed() -> None:
     found = lint_schema(schema, "s.json", JsonSchemaOptions(strict=True))
     assert "internal-error" not in {d.code for d in found}
     assert "schema-required-not-nullable" in {d.code for d in found}
+
+
+def test_diff_of_a_grammar_with_an_undefined_rule_is_its_error() -> None:
+    """A recursive grammar referring to an undefined rule: unrolling it for `difference` keeps
+    the reference, and inlining reports it (it once failed on the missing rule's name)."""
+    from grammask.compiler import difference
+    from grammask.compiler.frontends.registry import read
+
+    grammar = read("gbnf", 'root ::= "(" root ")" | z')[0]
+    other = read("gbnf", 'root ::= "x"')[0]
+    with pytest.raises(GrammarError) as info:
+        difference(grammar, other)
+    assert "z" in str(info.value)

@@ -27,10 +27,11 @@ def unrolled(grammar: Grammar, depth: int) -> Grammar:
     if depth < 0:
         raise ValueError(f"depth must be non-negative, got {depth}")
     order = reachable_rules(grammar)
-    graph = {name: [r.name for r in rule_uses(grammar)[name]] for name in order}
+    rules = grammar.by_name
+    graph = {name: [r.name for r in rule_uses(grammar)[name] if r.name in rules]
+             for name in order}
     component = {name: i for i, comp in enumerate(cyclic_components(graph, order))
                  for name in comp}
-    rules = grammar.by_name
     made: dict[tuple[str, int], str] = {}
     queue: deque[tuple[str, int]] = deque()
 
