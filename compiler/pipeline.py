@@ -217,13 +217,27 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
         table = _kept_rules(grammar, limits)
         why += (f"; rules kept as rules (but small ones that use no other), since inlining went"
                 f" over budget ({_over(exc, limits)})")
-    check_table_bytes(table.nbytes(), limits, "rule automata tables")
-    compiled = CompiledGrammar(vocab=vocab, pushdown=table, source=source, notes=(why,),
-                               runtime_limits=limits.runtime(), named_tokens=named)
-    if not table.complete:
-        # A matcher's start builds the rules its first Earley set predicts: every use needs
-        # them, so their budget errors are the compile's.
-        Matcher(compiled)
+
+    def compiled_from(table: PushdownTable, why: str) -> CompiledGrammar:
+        check_table_bytes(table.nbytes(), limits, "rule automata tables")
+        compiled = CompiledGrammar(vocab=vocab, pushdown=table, source=source, notes=(why,),
+                                   runtime_limits=limits.runtime(), named_tokens=named)
+        if not table.complete:
+            # A matcher's start builds the rules its first Earley set predicts: every use
+            # needs them, so their budget errors are the compile's.
+            Matcher(compiled)
+        return compiled
+
+    try:
+        compiled = compiled_from(table, why)
+    except BudgetExceeded as exc:
+        # A marked rule that its inlined callees make too large for `limits`: every rule
+        # kept instead, as for a grammar whose inlining goes over budget.
+        if not (marked and not keep_all) or deadline.expired():
+            raise
+        compiled = compiled_from(_kept_rules(grammar, limits), why + (
+            f"; rules kept as rules (but small ones that use no other), since a marked rule "
+            f"went over budget ({_over(exc, limits)})"))
     if precompute:
         precompute_token_sets(compiled, limits)
     return compiled

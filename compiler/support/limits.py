@@ -39,7 +39,7 @@ class Limits:
     max_compile_seconds: float = 60.0
     max_table_bytes: int = 2**30
     max_named_tokens: int = 4_096
-    max_unordered_properties: int = 12
+    max_unordered_properties: int = 10
     max_step_work: int = RuntimeLimits.max_step_work
     max_earley_items: int = RuntimeLimits.max_earley_items
 

@@ -154,7 +154,13 @@ def difference(a: Any, b: Any, *, depth: int = DEFAULT_DEPTH,
     with compile_deadline(limits):
         ga, gb = _grammar(a, options, limits), _grammar(b, options, limits)
         cut = find_cycle(ga) is not None or find_cycle(gb) is not None
-        whole_b = Recognizer(compile_structure(gb, limits), limits.runtime())
+        try:
+            whole_b: Recognizer | None = Recognizer(compile_structure(gb, limits),
+                                                    limits.runtime())
+        except GrammarError as exc:
+            if exc.code != "empty-language":
+                raise
+            whole_b = None  # accepts nothing
         dfa_a = _dfa(ga, depth, limits)
         depth_b = depth
         for _ in range(MAX_DEEPENINGS + 1):
@@ -163,7 +169,7 @@ def difference(a: Any, b: Any, *, depth: int = DEFAULT_DEPTH,
             found = _shortest(apart.dfa)
             if found is None:
                 return None
-            read, accepted = whole_b.prefix(found)
+            read, accepted = whole_b.prefix(found) if whole_b is not None else (0, False)
             if not accepted:
                 text = found.decode("utf-8", "replace")
                 witness = Witness(text, read, depth=depth if cut else None)

@@ -8,10 +8,11 @@ rules hold for S and the count is allowed. That is exact: a key is never repeate
 one never missing, and every order of the allowed members is accepted.
 
 It is also exponential: an object of k listed members has 2**k sets. They are made as a DAG of
-nodes; past `INLINED_UP_TO` listed members each state is a rule kept apart (`Rule.kept`), with
-each member and the additional member a kept rule too, so the rule automata stay linear in k
-per state and are built only as matchers reach them (an output passes through at most k + 1
-states). `Limits.max_unordered_properties` bounds k: past it, an error that names the bound.
+nodes; past `INLINED_UP_TO` listed members each state is a rule of its own, with each member
+and the additional member a rule too, so that the grammar's one automaton is over budget at
+once and the pipeline keeps every rule as a rule, built as matchers reach them (an output
+passes through at most k + 1 states; `grammask check` builds them all).
+`Limits.max_unordered_properties` bounds k: past it, an error that names the bound.
 Additional members are not checked against each other for repetition, as in schema order
 (`objects.py`).
 """
@@ -47,12 +48,12 @@ def unordered_object(t: "Translation", c: "Constraints", members: list[tuple[Nod
     cap = max(lo, (hi + 1) if hi is not None else 0)
     required = sum(1 << i for i, (_, req) in enumerate(members) if req)
     sep = t.layout.item(depth)
-    kept = k > INLINED_UP_TO
-    if kept:
-        members = [(t.rule(f"{where}-{name}-member", kv, kept=True), req)
+    ruled = k > INLINED_UP_TO
+    if ruled:
+        members = [(t.rule(f"{where}-{name}-member", kv), req)
                     for (kv, req), name in zip(members, names)]
         if extra is not None:
-            extra = t.rule(f"{where}-additional-member", extra, kept=True)
+            extra = t.rule(f"{where}-additional-member", extra)
 
     def final(seen: int, count: int) -> bool:
         present = sum(1 << b for i, b in bits.items() if seen >> i & 1)
@@ -89,8 +90,8 @@ def unordered_object(t: "Translation", c: "Constraints", members: list[tuple[Nod
             # Uncounted (or counted past `minProperties` with no maximum): any number more.
             body = Seq((Repeat(Seq((sep, extra)), 0, None), body))
         node = body
-        if kept and body is not NOTHING:
-            node = t.rule(f"{where}-any-{seen:x}-{count}", body, kept=True)
+        if ruled and body is not NOTHING:
+            node = t.rule(f"{where}-any-{seen:x}-{count}", body)
         states[seen, count] = node
         return node
 

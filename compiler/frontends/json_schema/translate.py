@@ -63,7 +63,6 @@ class Translator:
         self.named: set[str] = set()
         self.bodies: dict[str, Node] = {}
         self.kept: dict[str, str] = {}
-        self.kept_names: set[str] = set()
         self.queue: deque[Key] = deque()
         self.warnings: list[Diagnostic] = []
         """What lenient mode ignored and which relaxations were taken, in order, once each."""
@@ -80,7 +79,7 @@ class Translator:
             key = self.queue.popleft()
             self.bodies[self.names[key]] = self._body(*key)
         assert isinstance(start, RuleRef)
-        kept = set(self.kept.values()) | self.kept_names
+        kept = set(self.kept.values())
         return Grammar(tuple(Rule(name, body, kept=name in kept)
                              for name, body in self.bodies.items()), start=start.name)
 
@@ -112,10 +111,9 @@ class Translator:
             self.kept[hint] = self.rule(hint, body).name
         return RuleRef(self.kept[hint])
 
-    def rule(self, hint: str, body: Node, kept: bool = False) -> RuleRef:
+    def rule(self, hint: str, body: Node) -> RuleRef:
         """A new rule named after `hint` with the given body (for parts of a subschema that
-        should stay apart, such as the members of a large object), `kept` as a rule
-        (`Rule.kept`) if asked."""
+        should stay apart, such as the members of a large object)."""
         if len(self.names) + len(self.bodies) >= 2 * self.limits.max_schema_rules:
             raise self.limits.exceeded("max_schema_rules", len(self.bodies) + 1,
                                        "grammar rules for the schema's subschemas")
@@ -125,8 +123,6 @@ class Translator:
             n += 1
             name = f"{base}-{n}"
         self.bodies[name] = body
-        if kept:
-            self.kept_names.add(name)
         return RuleRef(name)
 
     def warn(self, diagnostic: Diagnostic) -> None:

@@ -41,8 +41,8 @@ class Translation(Protocol):
     def kept_rule(self, hint: str, body: Node) -> RuleRef:
         """The rule named `hint` with `body`, kept as a rule (made once per translation)."""
 
-    def rule(self, hint: str, body: Node, kept: bool = False) -> RuleRef:
-        """A new rule named after `hint` with the given body, `kept` as a rule if asked."""
+    def rule(self, hint: str, body: Node) -> RuleRef:
+        """A new rule named after `hint` with the given body."""
 
     def warn(self, diagnostic: Diagnostic) -> None:
         """Record what lenient mode or a relaxation changed (once each)."""
