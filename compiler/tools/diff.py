@@ -15,6 +15,10 @@ checked against the whole of `b` (the Earley recognizer of its rule automata), a
 accepts it deeper, `b` is unrolled twice as deep and the search is redone (`MAX_DEEPENINGS`).
 `Witness.depth` is D when either language was cut, None when the answer is exact.
 
+For JSON, a witness that repeats a member name (the shortest string often writes "" twice
+where a member count parts the languages; the data model reads one member) gets the repeats
+renamed apart, when `a` still accepts it and `b` still does not.
+
 Where it parts: the longest prefix of the witness that `b` can still continue (`Recognizer.prefix`):
 the offset of the first byte `b` refuses, or the witness's length when `b` accepts all its
 bytes but not as a whole; for JSON, the pointer of the innermost member or value written there.
@@ -130,6 +134,38 @@ def _pointer(text: str, offset: int) -> str | None:
     return best
 
 
+def _distinct_keys(found: bytes, read: int, a: Grammar, b: Recognizer | None,
+                   limits: Limits) -> tuple[bytes, int]:
+    """The witness with repeated member names renamed apart (a, b, ..., as the shortest string
+    often repeats "" where a count is what parts the languages, which the data model reads as
+    one member), when `a` accepts that and `b` does not; else the witness as found."""
+    repeated = False
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal repeated
+        names = {k for k, _ in items}
+        out: dict[str, Any] = {}
+        fresh = (f"{c}{n or ''}" for n in range(10**6) for c in "abcdefghijklmnopqrstuvwxyz")
+        for k, v in items:
+            if k in out:
+                repeated = True
+                k = next(f for f in fresh if f not in names and f not in out)
+            out[k] = v
+        return out
+
+    try:
+        value = json.loads(found, object_pairs_hook=pairs)
+    except ValueError:
+        return found, read
+    if not repeated:
+        return found, read
+    renamed = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    if not Recognizer(compile_structure(a, limits), limits.runtime()).prefix(renamed)[1]:
+        return found, read
+    now, accepted = b.prefix(renamed) if b is not None else (0, False)
+    return (found, read) if accepted else (renamed, now)
+
+
 def _grammar(language: Any, options: JsonSchemaOptions, limits: Limits) -> Grammar:
     if isinstance(language, Grammar):
         return language
@@ -171,6 +207,8 @@ def difference(a: Any, b: Any, *, depth: int = DEFAULT_DEPTH,
                 return None
             read, accepted = whole_b.prefix(found) if whole_b is not None else (0, False)
             if not accepted:
+                if schemas:
+                    found, read = _distinct_keys(found, read, ga, whole_b, limits)
                 text = found.decode("utf-8", "replace")
                 witness = Witness(text, read, depth=depth if cut else None)
                 return replace(witness, pointer=_pointer(text, read)) if schemas else witness

@@ -36,6 +36,7 @@ from .constraints import (
     location,
     negated,
 )
+from .dependent import dependent_branches, dependent_keyword
 from .disjointness import provably_disjoint
 from .document import SchemaDocument, join
 from .members import member_nodes
@@ -159,6 +160,10 @@ class Translator:
             schema = self.doc.at(pointer)
             if "if" in schema and "if" not in ignored and ("then" in schema or "else" in schema):
                 return self._conditional(parts, loc, depth)
+            keyword = dependent_keyword(self.collector, schema, ignored)
+            if keyword is not None:
+                return Choice(tuple(self.ref(conjunction(branch), depth)
+                                    for branch in dependent_branches(self, parts, loc, keyword)))
         c = self.collector.collect(parts)
         for w in c.warnings:
             self.warn(w)
