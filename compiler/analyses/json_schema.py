@@ -23,16 +23,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..frontends.json_schema import load_schema
-from ..frontends.json_schema.constraints import (
+from ..frontends.json_schema.conjunctions import (
     LENIENT_SUFFIXES,
     NEGATED,
     TYPES,
-    Collector,
     Conjunction,
     Constraints,
     conjunction,
     location,
 )
+from ..frontends.json_schema.constraints import Collector
 from ..frontends.json_schema.document import SchemaDocument, join
 from ..frontends.json_schema.locate import JsonPositions
 from ..frontends.json_schema.options import JsonSchemaOptions

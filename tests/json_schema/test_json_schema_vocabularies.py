@@ -18,7 +18,12 @@ from jsonschema import validators
 
 from grammask.compiler import GrammarError
 from grammask.compiler import compile_json_schema
-from grammask.compiler.frontends.json_schema.constraints import HANDLED, PRESENCE, UNSUPPORTED
+from grammask.compiler.frontends.json_schema.constraints import (
+    HANDLED,
+    POSITIVE,
+    PRESENCE,
+    UNSUPPORTED,
+)
 from grammask.compiler.frontends.json_schema.document import SchemaDocument
 from grammask.compiler.frontends.json_schema.vocabularies import (
     ASSERTIONS,
@@ -45,7 +50,7 @@ VALIDATORS = {
     "draft-06": validators.Draft6Validator, "draft-07": validators.Draft7Validator,
     "2019-09": validators.Draft201909Validator, "2020-12": validators.Draft202012Validator,
 }
-KNOWN = HANDLED | set(UNSUPPORTED) | set(PRESENCE)
+KNOWN = HANDLED | set(UNSUPPORTED) | set(PRESENCE) | set(POSITIVE)
 
 # A value of each keyword that constrains the instances below when it is in force.
 EXAMPLES: dict[str, dict[str, Any]] = {

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from ...ir.nodes import EMPTY, NOTHING, Choice, Literal, Node, Repeat, Seq
 from ...support import deadline
-from .constraints import Constraints
+from .conjunctions import Constraints
 from .translation import Translation
 
 INLINED_UP_TO = 3

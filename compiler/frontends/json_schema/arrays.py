@@ -1,18 +1,23 @@
 """Arrays: per-position item schemas (`prefixItems`, or draft 4-2019's array-form `items` with
-`additionalItems`), the schema of the remaining items, and `minItems`/`maxItems`, all exact.
+`additionalItems`), the schema of the remaining items, `minItems`/`maxItems` and `contains`
+with `minContains`/`maxContains`, all exact.
 
 Position i's element is the conjunction, over the merged subschemas, of the subschema's
 prefix schema i if it has one, else its schema for the rest (absent: anything). A `false`
 position caps the length there.
+
+`contains: C` counts the items that match C (`contains.py`).
 """
 from __future__ import annotations
 
 from ...ir.nodes import EMPTY, Choice, Literal, Node, Repeat, Seq
-from .constraints import Constraints
+from .conjunctions import Constraints
+from .contains import counted_array
 from .translation import Translation
 
 
-def _position(c: "Constraints", i: int | None) -> list[str]:
+def position(c: "Constraints", i: int | None) -> list[str]:
+    """The pointers of the subschemas item i must satisfy (None: an item past the prefix)."""
     pointers = []
     for part in c.arrays:
         if i is not None and i < len(part.prefix):
@@ -27,7 +32,7 @@ def array_node(t: "Translation", c: "Constraints", depth: int) -> Node | None:
     n_prefix = max((len(p.prefix) for p in c.arrays), default=0)
     lo, hi = c.min_items, c.max_items
     for i in range(n_prefix + 1):
-        pointers = _position(c, i if i < n_prefix else None)
+        pointers = position(c, i if i < n_prefix else None)
         if any(t.doc.at(p) is False for p in pointers):
             hi = i if hi is None else min(hi, i)
             break
@@ -35,11 +40,15 @@ def array_node(t: "Translation", c: "Constraints", depth: int) -> Node | None:
         return None
     if hi is not None:
         n_prefix = min(n_prefix, hi)
+    if c.contains:
+        counted = counted_array(t, c, [position(c, i) for i in range(n_prefix)],
+                                position(c, None), lo, hi, depth)
+        return None if counted is None else _wrap(t, counted[0], counted[1], depth)
     sep = t.layout.item(depth)
-    element = [t.member(_position(c, i), depth + 1) for i in range(n_prefix)]
+    element = [t.member(position(c, i), depth + 1) for i in range(n_prefix)]
     tail: Node = EMPTY
     if hi is None or hi > n_prefix:
-        rest = t.member(_position(c, None), depth + 1)
+        rest = t.member(position(c, None), depth + 1)
         more_lo = max(lo - n_prefix, 0)
         more_hi = None if hi is None else hi - n_prefix
         count_bound(t, c, more_lo, more_hi, "Items")
@@ -69,6 +78,7 @@ def count_bound(t: "Translation", c: "Constraints", lo: int, hi: int | None, wha
 
 
 def _wrap(t: "Translation", body: Node | None, may_be_empty: bool, depth: int) -> Node:
+    """`[ ]` when `may_be_empty`, and `[ body ]` when there is a body."""
     alts: list[Node] = []
     if may_be_empty:
         alts.append(Seq((Literal(b"["), t.layout.empty(), Literal(b"]"))))

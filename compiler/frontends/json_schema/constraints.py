@@ -28,7 +28,6 @@ legacy spelling the later metaschemas reject), a number is a bound of its own.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -36,18 +35,30 @@ from typing import Any
 from ...support.diagnostics import Diagnostic
 from ...support.errors import BudgetExceeded, GrammarError
 from . import draft3
+from .conjunctions import (
+    NEGATED,
+    TYPES,
+    ArrayPart,
+    Conjunction,
+    Constraints,
+    Contains,
+    Location,
+    ObjectPart,
+    lenient_warning,
+    location,
+    negated,
+)
 from .document import DRAFT3_TYPES, SchemaDocument, join
 from .formats import is_known_format
 from .values import canonical, exact_number, is_number, json_type, number_digits
 from .vocabularies import VALIDATING
 
-Location = tuple[str, frozenset[str]]
-Conjunction = tuple[Location, ...]
-
-TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
-UNSUPPORTED = ("uniqueItems", "contains", "minContains", "maxContains", "dependentSchemas", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef",
+UNSUPPORTED = ("uniqueItems", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef",
                "$recursiveRef")
 """Keywords whose validation is not supported (in general: `_special` takes the trivial forms)."""
+POSITIVE = ("contains", "minContains", "maxContains", "dependentSchemas")
+"""Keywords supported where they must hold, not inside a negated subschema (`contains.py`,
+`dependent.py`)."""
 PRESENCE = ("dependentRequired", "dependencies")
 """Keywords supported in their property-list form only."""
 HANDLED = frozenset((
@@ -61,115 +72,6 @@ MAX_COUNT = 2**63 - 1
 memory): a larger `max*` count bounds nothing, a larger `min*` count admits no value of its
 type (`{"minLength": 1e400}` still admits every non-string)."""
 _COUNTED = {"minLength": "string", "minItems": "array", "minProperties": "object"}
-NEGATED = "!not"
-"""The marker, among a location's ignored keywords, of a negated subschema."""
-
-
-LENIENT_SUFFIXES = {"schema-lenient-ignored": "; ignored (lenient)",
-                    "schema-oneof-as-anyof": "; read as anyOf (lenient)"}
-"""How a lenient warning's message ends, by its code."""
-
-
-def lenient_warning(pointer: str, message: str,
-                    code: str = "schema-lenient-ignored") -> Diagnostic:
-    """What lenient mode reports where it relaxed the schema at `pointer` instead of raising
-    (`code`: a keyword or format ignored, or a oneOf read as anyOf)."""
-    return Diagnostic("warning", code, message + LENIENT_SUFFIXES[code], pointer=pointer)
-
-
-def location(pointer: str, *ignored: str) -> Location:
-    """The subschema at `pointer`, without the keywords `ignored`."""
-    return (pointer, frozenset(ignored))
-
-
-def negated(pointer: str) -> Location:
-    """The negation of the subschema at `pointer`."""
-    return (pointer, frozenset((NEGATED,)))
-
-
-def conjunction(locations: list[Location] | tuple[Location, ...]) -> Conjunction:
-    """A canonical conjunction: sorted, without duplicates."""
-    return tuple(sorted(set(locations), key=lambda loc: (loc[0], sorted(loc[1]))))
-
-
-@dataclass
-class ObjectPart:
-    """The object keywords of one subschema."""
-
-    pointer: str
-    properties: dict[str, str]
-    patterns: list[tuple[str, str]]
-    additional: str | None
-
-
-@dataclass
-class ArrayPart:
-    """The array keywords of one subschema: per-position schemas, then the rest."""
-
-    pointer: str
-    prefix: list[str]
-    rest: str | None
-
-
-@dataclass
-class Constraints:
-    """Everything a conjunction says, per type."""
-
-    types: set[str] = field(default_factory=lambda: set(TYPES))
-    values: dict[Any, Any] | None = None
-    value_pointer: str = ""
-    minimum: Fraction | None = None
-    exclusive_minimum: bool = False
-    maximum: Fraction | None = None
-    exclusive_maximum: bool = False
-    multiple_of: Fraction | None = None
-    number_pointer: str = ""
-    min_length: int = 0
-    max_length: int | None = None
-    patterns: list[tuple[str, str]] = field(default_factory=list)
-    formats: list[tuple[str, str]] = field(default_factory=list)
-    string_pointer: str = ""
-    arrays: list[ArrayPart] = field(default_factory=list)
-    min_items: int = 0
-    max_items: int | None = None
-    objects: list[ObjectPart] = field(default_factory=list)
-    required: dict[str, str] = field(default_factory=dict)
-    property_names: list[str] = field(default_factory=list)
-    count_pointers: dict[str, str] = field(default_factory=dict)
-    """The JSON pointer of the count keyword in force, by name (`maxItems`: `/…/maxItems`)."""
-    min_properties: int = 0
-    max_properties: int | None = None
-    nots: list[str] = field(default_factory=list)
-    excluded_values: set[Any] = field(default_factory=set)
-    excluded_numbers: list[Fraction] = field(default_factory=list)
-    excluded_strings: list[str] = field(default_factory=list)
-    excluded_string_sets: list["Constraints"] = field(default_factory=list)
-    """Subschemas under `not` whose strings are excluded (their string keywords)."""
-    excluded_number_sets: list["Constraints"] = field(default_factory=list)
-    """Subschemas under `not` whose numbers are excluded (their number keywords)."""
-    forbidden: set[str] = field(default_factory=set)
-    not_integer: bool = False
-    presence: list[tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
-    """Rules on which properties are present: (if all of these, then all of those), with
-    `then` empty meaning "not all of these"."""
-    warnings: list[Diagnostic] = field(default_factory=list)
-    """What lenient mode ignored here (`lenient_warning`)."""
-
-    @property
-    def structured(self) -> bool:
-        """Whether arrays or objects are constrained beyond their type."""
-        return bool(self.arrays or self.objects or self.required or self.property_names
-                    or self.min_items or self.max_items is not None or self.min_properties
-                    or self.max_properties is not None or self.forbidden or self.presence)
-
-    @property
-    def numbers(self) -> str | None:
-        """'number', 'integer' or None: which numbers the types allow."""
-        if "number" in self.types:
-            return "number"
-        return "integer" if "integer" in self.types else None
-
-
 class Collector:
     """Flattens and merges conjunctions of one document."""
 
@@ -246,7 +148,8 @@ class Collector:
     def _negation(self, pointer: str, schema: dict[str, Any]) -> list[Location] | None:
         """The negation of the subschema `schema` at `pointer` as a conjunction, when it is
         one (see `flatten`), else None."""
-        keywords = {k for k in schema if k in HANDLED or k in UNSUPPORTED or k in PRESENCE}
+        keywords = {k for k in schema
+                    if k in HANDLED or k in UNSUPPORTED or k in PRESENCE or k in POSITIVE}
         if "$ref" in schema and (self.doc.legacy or keywords == {"$ref"}):
             return [negated(self.doc.resolve(schema["$ref"], pointer))]
         if keywords == {"not"}:
@@ -280,7 +183,7 @@ class Collector:
             for keyword in schema:
                 if keyword in ignored:
                     continue
-                if keyword in UNSUPPORTED or keyword in PRESENCE:
+                if keyword in UNSUPPORTED or keyword in PRESENCE or keyword in POSITIVE:
                     self._special(c, schema, keyword, pointer)
                 elif keyword in HANDLED:
                     self._keyword(c, schema, keyword, pointer)
@@ -290,7 +193,13 @@ class Collector:
         value = schema[keyword]
         if keyword == "uniqueItems" and value is False:
             return
-        if keyword in ("minContains", "maxContains") and "contains" not in schema:
+        if keyword in ("minContains", "maxContains"):
+            return  # annotations without `contains`, read by it beside it
+        if keyword == "contains":
+            least = self._contains_count(schema, "minContains", pointer)
+            most = self._contains_count(schema, "maxContains", pointer)
+            c.contains.append(Contains(join(pointer, "contains"),
+                                       1 if least is None else least, most, pointer))
             return
         if keyword in ("dependentRequired", "dependentSchemas", "dependencies") and not value:
             return
@@ -303,6 +212,17 @@ class Collector:
             return
         self.unsupported(c, keyword, pointer, ": its schema form is not supported, only lists of "
                          "property names" if keyword == "dependencies" else "")
+
+    def _contains_count(self, schema: dict[str, Any], keyword: str, pointer: str) -> int | None:
+        """`minContains`/`maxContains` of `schema` (read from draft 2019-09 on: `schema` is as
+        its draft reads it), or None."""
+        value = schema.get(keyword)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not is_number(value) or value != int(value) or value < 0:
+            raise GrammarError(f"{keyword} must be a non-negative integer, got {value!r}",
+                               pointer=join(pointer, keyword), code="invalid-schema")
+        return min(int(value), MAX_COUNT)
 
     def _keyword(self, c: Constraints, schema: dict[str, Any], keyword: str, pointer: str) -> None:
         value = schema[keyword]

@@ -18,7 +18,8 @@ from __future__ import annotations
 from itertools import product
 from typing import Any
 
-from .constraints import TYPES, Collector, Location, location, negated
+from .conjunctions import TYPES, Location, location, negated
+from .constraints import Collector
 from .document import join
 from .translation import Translation, remaining, unsupported
 

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from .constraints import Collector, Constraints, Location, location
+from .conjunctions import Constraints, Location, location
+from .constraints import Collector
 from .translation import Translation
 from .values import json_type
 

@@ -28,7 +28,7 @@ from ...automata.language_ops import intersect
 from ...ir.nodes import Node
 from ...support import deadline
 from .arrays import array_node
-from .constraints import ArrayPart, Constraints, ObjectPart
+from .conjunctions import ArrayPart, Constraints, ObjectPart
 from .document import join
 from .literals import value_node
 from .objects import MEMBER_RULES_FROM, object_node

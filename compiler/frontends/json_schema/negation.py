@@ -23,12 +23,13 @@ draft in S is an annotation (`{"$schema": draft-04, "not": {"const": 1}}` reject
 """
 from __future__ import annotations
 
-from .constraints import HANDLED, NEGATED, PRESENCE, UNSUPPORTED, Constraints, negated
+from .conjunctions import NEGATED, Constraints, negated
+from .constraints import HANDLED, POSITIVE, PRESENCE, UNSUPPORTED
 from .scalars import enum_members
 from .translation import Translation, unsupported
 from .values import canonical, exact_number, json_type
 
-_REFUSED = frozenset({"anyOf", "oneOf", "if", *UNSUPPORTED, *PRESENCE})
+_REFUSED = frozenset({"anyOf", "oneOf", "if", *UNSUPPORTED, *PRESENCE, *POSITIVE})
 
 
 def _plan(t: "Translation", pointer: str) -> tuple[Constraints, list[object] | None] | bool:
@@ -39,7 +40,8 @@ def _plan(t: "Translation", pointer: str) -> tuple[Constraints, list[object] | N
     if parts is None:
         return True
     keywords = {k for p, ignored in parts if NEGATED not in ignored for k in t.doc.at(p)
-                if k not in ignored and (k in HANDLED or k in UNSUPPORTED or k in PRESENCE)
+                if k not in ignored and (k in HANDLED or k in UNSUPPORTED or k in PRESENCE
+                                         or k in POSITIVE)
                 and k not in ("$ref", "allOf")}
     if keywords & _REFUSED or any(NEGATED in ignored or t.collector.alternative(p, ignored)
                                   for p, ignored in parts):

@@ -35,7 +35,7 @@ from ...support import deadline
 from ...support.errors import GrammarError
 from .any_order import unordered_object
 from .arrays import count_bound
-from .constraints import Constraints, ObjectPart, conjunction, location
+from .conjunctions import Constraints, ObjectPart, conjunction, location
 from .ecma_regex import ANY_STRING
 from .excluded_names import without_names
 from .literals import string_literal

@@ -20,7 +20,7 @@ from ...support import deadline
 from ...support.caches import memo
 from ...support.errors import GrammarError
 from ..regex import parse_regex
-from .constraints import Constraints, lenient_warning
+from .conjunctions import Constraints, lenient_warning
 from .literals import string_content
 from .numbers import number_automaton, number_node
 from .relaxations import format_language, number_domain

@@ -24,7 +24,7 @@ from ...automata.language_ops import as_dfa, difference, intersect
 from ...ir.nodes import NOTHING, Choice, Node, Repeat
 from ...support import deadline
 from ...support.errors import GrammarError
-from .constraints import NEGATED, Conjunction, conjunction, location
+from .conjunctions import NEGATED, Conjunction, conjunction, location
 from .document import join
 from .ecma_regex import ANY_CHAR, ANY_STRING
 from .literals import string_content

@@ -26,9 +26,8 @@ from ...support.diagnostics import Diagnostic
 from ...support.errors import GrammarError
 from ...support.limits import Limits
 from .arrays import array_node
-from .constraints import (
+from .conjunctions import (
     NEGATED,
-    Collector,
     Conjunction,
     Constraints,
     conjunction,
@@ -36,6 +35,7 @@ from .constraints import (
     location,
     negated,
 )
+from .constraints import Collector
 from .dependent import dependent_branches, dependent_keyword
 from .disjointness import provably_disjoint
 from .document import SchemaDocument, join

@@ -14,7 +14,8 @@ from ...ir.nodes import Node, RuleRef
 from ...support.diagnostics import Diagnostic
 from ...support.errors import GrammarError
 from ...support.limits import Limits
-from .constraints import NEGATED, Collector, Conjunction, lenient_warning
+from .conjunctions import NEGATED, Conjunction, lenient_warning
+from .constraints import Collector
 from .document import SchemaDocument
 from .options import JsonSchemaOptions, Layout
 
