@@ -10,8 +10,9 @@ hides its siblings), `collect` merges what the remaining subschemas say:
   least common multiple;
 - `pattern`s and `format`s are kept as lists (all must hold);
 - item and property schemas stay locations, merged again when their conjunction is compiled.
-`anyOf`, `oneOf` and `if`/`then`/`else` are left to the translator, which distributes them
-into alternative conjunctions before merging (merging ignores them, which only over-approximates).
+`anyOf`, `oneOf`, `if`/`then`/`else` and `dependentSchemas` are left to the translator, which
+distributes them into alternative conjunctions before merging (merging ignores them, which only
+over-approximates); `contains` and its counts are kept for `contains.py` (`Contains`).
 Keywords that only annotate are ignored, as the specification says of unknown keywords, and so
 is every keyword outside the vocabulary of the document's draft: the document holds only the
 keywords in force (`SchemaDocument.at`, `vocabularies.py`), so nothing here enforces another
