@@ -33,11 +33,12 @@ from grammask.runtime import Vocabulary
 from ..support.budget import examples
 from ..support.cli import run
 from ..support.json_schema_oracle import documented_form, validator, without_exponents
-from ..support.json_schema_strategies import Unsatisfied, candidate, schemas
+from ..support.json_schema_strategies import schemas
 from ..support.json_schema_suite import accepts, byte_vocabulary
 from ..support.vocabularies import small_vocabulary
 from .test_json_schema_invariants import (
     SLOW,
+    candidates,
     check_accepted,
     check_valid,
     sample,
@@ -119,12 +120,7 @@ def test_random_schemas_any_order(schema: Any, data: st.DataObject, rng: random.
     """Valid values, keys shuffled, are accepted; finished walks validate."""
     vocab = small_vocabulary()
     check = validator(schema)
-    values = []
-    for _ in range(3):
-        try:
-            values.append(candidate(data.draw, schema, schema))
-        except Unsatisfied:
-            continue
+    values = candidates(schema, data)
     try:
         compiled = compile_json_schema(schema, vocab, property_order="any")
     except GrammarError as exc:

@@ -226,6 +226,17 @@ def test_sample_walks_validate(schema_id: str) -> None:
     walks_validate()
 
 
+def candidates(schema: Any, data: st.DataObject, n: int = 3) -> list[Any]:
+    """Up to `n` values drawn to satisfy `schema` (`candidate`; callers validate them)."""
+    values = []
+    for _ in range(n):
+        try:
+            values.append(candidate(data.draw, schema, schema))
+        except Unsatisfied:
+            continue
+    return values
+
+
 @given(schema=schemas(), data=st.data(), rng=st.randoms(use_true_random=True))
 @settings(max_examples=examples(80), suppress_health_check=SLOW)
 def test_random_schemas(schema: Any, data: st.DataObject, rng: random.Random) -> None:
@@ -233,12 +244,7 @@ def test_random_schemas(schema: Any, data: st.DataObject, rng: random.Random) ->
     compile has no valid value when the error says the language is empty."""
     vocab = small_vocabulary()
     check = validator(schema)
-    values = []
-    for _ in range(3):
-        try:
-            values.append(candidate(data.draw, schema, schema))
-        except Unsatisfied:
-            continue
+    values = candidates(schema, data)
     valid = [v for v in values if check.is_valid(v)]
     try:
         compiled = compile_json_schema(schema, vocab)

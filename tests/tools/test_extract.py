@@ -74,22 +74,31 @@ def noise(rng: random.Random) -> str:
     return "".join(rng.choice(NOISE) for _ in range(rng.randrange(0, 6)))
 
 
-@given(schema=schemas(), data=st.data(), rng=st.randoms(use_true_random=True))
-@settings(max_examples=examples(40), suppress_health_check=SLOW, deadline=None)
-def test_instances_in_noise(schema: Any, data: st.DataObject, rng: random.Random) -> None:
+def drawn(schema: Any, data: st.DataObject) -> tuple[Any, Any, str] | None:
+    """(validator, compiled schema, a valid instance's text of at most 60 characters) for a
+    random schema, or None where it does not compile (the draw is dropped when no documented
+    value comes)."""
     check = validator(schema)
     try:
         value = documented_form(check, candidate(data.draw, schema, schema))
     except Unsatisfied:
         value = None
-    assume(value is not None)
+    assume(value is not None and len(json.dumps(value, ensure_ascii=False)) <= 60)
     try:
         compiled = compile_json_schema(schema, byte_vocabulary())
     except GrammarError as exc:
         event(f"compile error: {exc.code}")
+        return None
+    return check, compiled, json.dumps(value, ensure_ascii=False)
+
+
+@given(schema=schemas(), data=st.data(), rng=st.randoms(use_true_random=True))
+@settings(max_examples=examples(40), suppress_health_check=SLOW, deadline=None)
+def test_instances_in_noise(schema: Any, data: st.DataObject, rng: random.Random) -> None:
+    found = drawn(schema, data)
+    if found is None:
         return
-    instance = json.dumps(value, ensure_ascii=False)
-    assume(len(instance) <= 60)
+    check, compiled, instance = found
     before = noise(rng) + " ".join(near_misses(instance, rng)) + noise(rng) + " "
     text = before + instance + " " + noise(rng) + " ".join(near_misses(instance, rng))
     accepts = json_acceptor(compiled)
@@ -114,18 +123,10 @@ def test_instances_in_noise(schema: Any, data: st.DataObject, rng: random.Random
 @settings(max_examples=examples(25), suppress_health_check=SLOW, deadline=None)
 def test_nothing_in_near_misses(schema: Any, data: st.DataObject, rng: random.Random) -> None:
     """A text with no valid substring (near misses, noise) gives no match."""
-    check = validator(schema)
-    try:
-        value = documented_form(check, candidate(data.draw, schema, schema))
-    except Unsatisfied:
-        value = None
-    assume(value is not None)
-    try:
-        compiled = compile_json_schema(schema, byte_vocabulary())
-    except GrammarError:
+    found = drawn(schema, data)
+    if found is None:
         return
-    instance = json.dumps(value, ensure_ascii=False)
-    assume(len(instance) <= 60)
+    _, compiled, instance = found
     text = noise(rng) + " ".join(near_misses(instance, rng) + near_misses(instance, rng))
     expected = brute_force(text, json_acceptor(compiled))
     assume(not expected)
