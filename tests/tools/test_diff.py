@@ -192,3 +192,17 @@ def test_empty_languages() -> None:
     assert difference(empty, {"type": "integer"}) is None
     w = difference({"type": "integer"}, empty)
     assert w is not None and w.offset == 0 and isinstance(w.value, int)
+
+
+def test_cli_key_order(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """Properties listed in another order part the schema-order languages, not the any-order
+    ones."""
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps({**OBJ, "required": ["a", "b"]}))
+    new.write_text(json.dumps({**OBJ, "properties": {"b": OBJ["properties"]["b"],
+                                                     "a": OBJ["properties"]["a"]},
+                               "required": ["a", "b"]}))
+    code, out, _ = run(capsys, "diff", str(old), str(new))
+    assert code == 1 and "/a" in out
+    code, out, _ = run(capsys, "diff", str(old), str(new), "--property-order", "any")
+    assert code == 0 and out.count("accepts everything") == 2
