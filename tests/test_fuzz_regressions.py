@@ -98,3 +98,19 @@ def test_diff_of_a_grammar_with_an_undefined_rule_is_its_error() -> None:
     with pytest.raises(GrammarError) as info:
         difference(grammar, other)
     assert "z" in str(info.value)
+
+
+def test_completion_costs_meet_a_rule_budget_as_a_step_does() -> None:
+    """The completion costs build every rule: a rule over `Limits` (built lazily, past the
+    compile) is the documented `BudgetExceeded` naming the bound, as for a step (the fuzz
+    target once took it for a finding)."""
+    from grammask.compiler import Limits, compile_gbnf
+
+    text = ('root ::= "[" value "]"\nvalue ::= number | "[" value "]"\n'
+            'number ::= ("-"? ([0-9] | [1-9] [0-9]{0,15})) ("." [0-9]+)? '
+            '([eE] [-+]? [1-9] [0-9]{0,15})? [ \\t]{0,20}\n')
+    compiled = compile_gbnf(text, small_vocabulary(), limits=Limits(max_dfa_states=40))
+    matcher = Matcher(compiled)
+    with pytest.raises(BudgetExceeded) as info:
+        matcher.completion_cost()
+    assert info.value.limit == "max_dfa_states" and "number" in str(info.value)
