@@ -372,6 +372,7 @@ def compile_structural_tag(spec: Any, vocab: Vocabulary, *, limits: Limits = DEF
 def compile_tool_calls(tools: Any, vocab: Vocabulary, *, format: str, tool_choice: Any = "auto",
                        parallel_tool_calls: bool = True, reasoning: bool = False,
                        response_format: Any = None, max_whitespace: int | None = None,
+                       max_reasoning_tokens: int | None = None,
                        limits: Limits = DEFAULT_LIMITS, precompute: bool = False,
                        cache: CompileCache | None = None) -> CompiledGrammar:
     """Compile a tool-calling request (OpenAI-style `tools`, `tool_choice` "auto", "required",
@@ -381,21 +382,25 @@ def compile_tool_calls(tools: Any, vocab: Vocabulary, *, format: str, tool_choic
     `cohere`, `exaone`, `harmony`;
     `specs/structural_tags.md`). Markers that `vocab` has as control tokens are matched as
     those tokens. An error in a tool's
-    schema names the tool's pointer (`/tools/2/function/parameters/...`)."""
+    schema names the tool's pointer (`/tools/2/function/parameters/...`). With `reasoning`,
+    `max_reasoning_tokens` bounds the tokens of the reasoning text (`specs/structural_tags.md`)."""
     if cache is not None:
         return _cached(cache, "tool_calls", tools, vocab, limits, dict(
             format=format, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
             reasoning=reasoning, response_format=response_format,
-            max_whitespace=max_whitespace, precompute=precompute), lambda: compile_tool_calls(
+            max_whitespace=max_whitespace, max_reasoning_tokens=max_reasoning_tokens,
+            precompute=precompute), lambda: compile_tool_calls(
                 tools, vocab, format=format, tool_choice=tool_choice,
                 parallel_tool_calls=parallel_tool_calls, reasoning=reasoning,
                 response_format=response_format, max_whitespace=max_whitespace,
-                limits=limits, precompute=precompute))
+                max_reasoning_tokens=max_reasoning_tokens, limits=limits,
+                precompute=precompute))
     controls, stops = _control_texts(vocab)
     spec, schemas = tool_calls_spec(
         tools, controls, format=format, tool_choice=tool_choice,
         parallel_tool_calls=parallel_tool_calls, reasoning=reasoning,
-        response_format=response_format, max_whitespace=max_whitespace, stops=stops)
+        response_format=response_format, max_whitespace=max_whitespace, stops=stops,
+        max_reasoning_tokens=max_reasoning_tokens)
     try:
         return compile_structural_tag(spec, vocab, limits=limits, precompute=precompute)
     except GrammarError as exc:

@@ -26,7 +26,8 @@ from .vocab.vocabulary import Vocabulary
 _TABLE_FIELDS = {
     "dfa": ("byte_class", "transitions", "accepting", "start"),
     "pushdown": ("byte_class", "transitions", "accepting", "call_offsets", "call_rule",
-                 "call_next", "state_rule", "rule_start", "start_rule", "rule_names"),
+                 "call_next", "state_rule", "rule_start", "start_rule", "rule_names",
+                 "rule_tokens", "relax"),
 }
 """The constructor arguments of each kind's table, in the order of its `__reduce__`."""
 

@@ -33,7 +33,7 @@ import numpy as np
 from .errors import SerializedGrammarError
 
 MAGIC = b"\x89GMASK\r\n"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _PREFIX = struct.Struct("<8sII")
 _DIGEST = 32
 DTYPES = {"<i4": np.dtype("<i4"), "<i8": np.dtype("<i8"), "|b1": np.dtype(np.bool_),

@@ -65,13 +65,13 @@ def _dfa_walk(dfa: DFATable, data: bytes) -> Walk:
 def _earley_push(g: tuple[np.ndarray, ...], e: EarleyArrays, arr: np.ndarray, begin: int,
                  end: int, limits: RuntimeLimits) -> bool:
     """Push arr[begin:end] all or nothing within `limits`; whether it survived."""
-    return bool(e.run(limits, f"checking byte {begin}", push_bytes, g, arr, begin, end) == 1)
+    return bool(e.run(limits, f"checking byte {begin}", push_bytes, g, arr, begin, end, 0)
+                == 1)
 
 
 def _pushdown_walk(t: PushdownTable, data: bytes, limits: RuntimeLimits) -> Walk:
     t = complete(t)
-    g = (t.transitions, t.byte_class, t.accepting, t.call_offsets, t.call_rule, t.call_next,
-         t.state_rule, t.rule_start, t.nullable)
+    g = t.kernel_args()
     e = EarleyArrays.empty(t.n_states)
     e.limit(limits)
     start = np.int32(t.rule_start[t.start_rule])

@@ -1,6 +1,6 @@
-"""XGrammar's rule options in EBNF text (`name[lazy] ::= ...`, `max_chars=N`; `capture`,
-`stop_capture` and `temperature` accepted and ignored): blanked out of the text before it is
-parsed, so every line and column stays, then given their meaning on the parsed rules
+"""XGrammar's rule options in EBNF text (`name[lazy] ::= ...`, `max_chars=N`, `max_tokens=N`;
+`capture`, `stop_capture` and `temperature` accepted and ignored): blanked out of the text
+before it is parsed, so every line and column stays, then given their meaning on the parsed rules
 (`rule_options.py`).
 """
 from __future__ import annotations
@@ -54,9 +54,12 @@ def with_options(grammar: Grammar, text: str,
             raise _err("suffix and stop are options of Lark rules, not of EBNF", *where,
                        "gbnf-options")
         try:
-            body, _ignored = rule_with_options(rules, name, options, {}, limits, None)
+            body, _ignored, bounded = rule_with_options(rules, name, options, {}, limits, None)
         except GrammarError as exc:
             code = "gbnf-options" if exc.code == "rule-options" else exc.code
             raise exc.located(line=where[0], column=where[1], code=code) from None
         rules[name] = Rule(name, body, rules[name].span, rules[name].kept)
+        if bounded is not None:
+            rules[bounded.name] = Rule(bounded.name, bounded.body, rules[name].span,
+                                       max_tokens=bounded.max_tokens)
     return tuple(rules.values())

@@ -205,12 +205,15 @@ def _apply_options(out: dict[str, Rule], merged: MergedRules, r: Rewritten,
                 apply(ref.name)
         at, options = r.rule_options[name]
         try:
-            body, ignored = with_options(every, name, options, meaning, limits, ignore)
+            body, ignored, bounded = with_options(every, name, options, meaning, limits, ignore)
         except GrammarError as exc:
             line, column = position(text, at)
             code = "lark-dialect" if exc.code == "rule-options" else exc.code
             raise exc.located(line=line, column=column, code=code) from None
         out[name] = every[name] = Rule(name, body, out[name].span, out[name].kept)
+        if bounded is not None:
+            out[bounded.name] = every[bounded.name] = Rule(
+                bounded.name, bounded.body, out[name].span, max_tokens=bounded.max_tokens)
         if ignored:
             line, column = position(text, at)
             notes.append(Diagnostic("info", "lark-dialect", f"rule {name}: "

@@ -9,8 +9,10 @@ language `body marker` first, `max_chars=N` keeps the strings no proper prefix o
 least N characters, is in the language (the rule ends at the first place it can once N
 characters are written). `%ignore` (a rule `ignore_rule`) is not woven inside such a rule and
 follows it, as for a lexeme. Options that do not change the language (`capture`,
-`stop_capture`, `temperature`) are returned as ignored; `max_tokens` is an error (a per-rule
-token budget needs a token counter in the matcher).
+`stop_capture`, `temperature`) are returned as ignored. `max_tokens=N` is not a language: the
+rule's language (after the options above) becomes a rule of its own with that token bound
+(`Rule.max_tokens`: at most N tokens begin inside an occurrence, which then ends where it
+first can), which the rule calls.
 """
 from __future__ import annotations
 
@@ -79,18 +81,29 @@ def _shortest(language: Node, limits: Limits, label: str) -> Node:
     return difference(language, Seq((language, ANY_CHAR, ANY_STRING)), limits=limits, label=label)
 
 
+def _count(options: dict[str, str | None], key: str, limits: Limits) -> int | None:
+    value = options.get(key)
+    if value is None:
+        if key in options:
+            raise _error(f"{key} needs a value: {key}=N")
+        return None
+    if not value.isdigit() or int(value) > limits.max_repeat:
+        raise _error(f"{key} must be an integer from 0 to {limits.max_repeat} "
+                     f"(Limits.max_repeat), got {value}")
+    return int(value)
+
+
 def with_options(rules: dict[str, Rule], name: str, options: dict[str, str | None],
                  markers: dict[str, Node], limits: Limits, ignore_rule: str | None
-                 ) -> tuple[Node, list[str]]:
+                 ) -> tuple[Node, list[str], Rule | None]:
     """Rule `name`'s body under `options` (values as written; `suffix`/`stop` name their
-    marker's language in `markers`), and the options ignored. `GrammarError` (code
+    marker's language in `markers`), the options ignored, and the bounded rule the body
+    calls (`max_tokens`; its name is not in `rules`), if any. `GrammarError` (code
     `rule-options`, no position: the caller places it) for what cannot be honoured."""
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise _error(f"unknown rule option {unknown[0]!r} (known: {', '.join(OPTIONS)})")
-    if "max_tokens" in options:
-        raise _error("max_tokens is not supported: a per-rule token budget needs a token "
-                     "counter in the matcher; max_chars bounds the text instead")
+    tokens = _count(options, "max_tokens", limits)
     if "suffix" in options and "stop" in options:
         raise _error("suffix and stop cannot be used together")
     ignored = sorted(set(options) & set(_IGNORED))
@@ -99,22 +112,26 @@ def with_options(rules: dict[str, Rule], name: str, options: dict[str, str | Non
         raise _error("an empty marker (llguidance's stop=\"\" for EOS) is not supported: the "
                      "matcher already allows EOS where the text may end")
     lazy = "lazy" in options or marker is not None
-    most = options.get("max_chars")
-    if not lazy and most is None:
-        return rules[name].body, ignored
+    most = _count(options, "max_chars", limits)
+    if not lazy and most is None and tokens is None:
+        return rules[name].body, ignored, None
     language = regular_body(rules, name, ignore_rule)
     if marker is not None:
         language = Seq((language, markers[marker]))
     if lazy:
         language = _shortest(language, limits, f"{name}[lazy]")
     elif most is not None:
-        if not most.isdigit() or int(most) > limits.max_repeat:
-            raise _error(f"max_chars must be an integer from 0 to {limits.max_repeat} "
-                         f"(Limits.max_repeat), got {most}")
-        long = intersect(language, Seq((Repeat(ANY_CHAR, int(most), int(most)), ANY_STRING)),
+        long = intersect(language, Seq((Repeat(ANY_CHAR, most, most), ANY_STRING)),
                          limits=limits)
         language = difference(language, Seq((long, ANY_CHAR, ANY_STRING)), limits=limits,
                               label=f"{name}[max_chars]")
+    bounded = None
+    if tokens is not None:
+        inner = f"{name}-max-tokens"
+        while inner in rules:
+            inner += "-"
+        bounded = Rule(inner, language, max_tokens=tokens)
+        language = RuleRef(inner)
     if ignore_rule is not None:
         language = Seq((language, RuleRef(ignore_rule)))
-    return language, ignored
+    return language, ignored, bounded

@@ -232,11 +232,15 @@ def _tools(tools: Any) -> list[tuple[str, Any, str]]:
 def tool_calls_spec(tools: Any, controls: frozenset[str], *, format: str,
                     tool_choice: Any = "auto", parallel_tool_calls: bool = True,
                     reasoning: bool = False, response_format: Any = None,
-                    max_whitespace: int | None = None, stops: frozenset[str] = frozenset()
+                    max_whitespace: int | None = None, stops: frozenset[str] = frozenset(),
+                    max_reasoning_tokens: int | None = None
                     ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """The structural tag of a tool-calling request in `format`, and where each tool's
     schema lies in it (a prefix of the spec's pointers → the request's pointer). `controls`
-    are the vocabulary's control-token texts, `stops` its stop tokens' texts."""
+    are the vocabulary's control-token texts, `stops` its stop tokens' texts.
+    `max_reasoning_tokens` bounds the tokens that begin inside the reasoning text (its
+    `any_text`'s `max_tokens`; with `harmony`, the output then has at most one analysis
+    message)."""
     fmt = FORMATS.get(format, ToolFormat(call="") if format == HARMONY else None)
     if fmt is None:
         known = ", ".join(sorted([*FORMATS, HARMONY]))
@@ -260,10 +264,15 @@ def tool_calls_spec(tools: Any, controls: frozenset[str], *, format: str,
         choice = "none"  # "auto" with no tool: text only
     if reasoning and fmt.reasoning is None and format != HARMONY:
         raise _error("/reasoning", f"the {format!r} format has no reasoning block")
+    if max_reasoning_tokens is not None and (
+            type(max_reasoning_tokens) is not int or max_reasoning_tokens < 0 or not reasoning):
+        raise _error("/max_reasoning_tokens", "max_reasoning_tokens is an int >= 0 and needs "
+                                              f"reasoning=True, got {max_reasoning_tokens!r}")
+    bound = {} if max_reasoning_tokens is None else {"max_tokens": max_reasoning_tokens}
     options = {} if max_whitespace is None else {"max_whitespace_cnt": max_whitespace}
     b = _Builder(controls, options)
     if format == HARMONY:
-        body = _harmony(b, listed, choice, reasoning, response_format, stops)
+        body = _harmony(b, listed, choice, reasoning, response_format, stops, bound)
         found = _pointers(body)
         return {"type": "structural_tag", "format": body}, [
             (found[id(item)], where) for item, (_, _, where) in zip(b.schemas, listed)
@@ -288,7 +297,7 @@ def tool_calls_spec(tools: Any, controls: frozenset[str], *, format: str,
             {"type": "optional", "content": b.literal(opening)}]
         then = [b.literal(after)] if after else []
         text = {"type": "any_text",
-                "excludes": [t for t in fmt.reasoning_excludes if t not in controls]}
+                "excludes": [t for t in fmt.reasoning_excludes if t not in controls], **bound}
         body = {"type": "sequence", "elements": [
             *think, b.tag("", [text], closing), *then, body]}
     found = _pointers(body)
@@ -298,7 +307,8 @@ def tool_calls_spec(tools: Any, controls: frozenset[str], *, format: str,
 
 
 def _harmony(b: _Builder, listed: list[tuple[str, Any, str]], choice: str, reasoning: bool,
-             response_format: Any, stops: frozenset[str]) -> dict[str, Any]:
+             response_format: Any, stops: frozenset[str], bound: dict[str, int]
+             ) -> dict[str, Any]:
     """gpt-oss's output: analysis messages (when `reasoning`), each
     `<|channel|>analysis<|message|>` … `<|end|><|start|>assistant`, then one call or the final
     answer. A call of function N is `<|channel|>commentary to=functions.N<|constrain|>json
@@ -306,7 +316,8 @@ def _harmony(b: _Builder, listed: list[tuple[str, Any, str]], choice: str, reaso
     `<|call|>`; the final answer `<|channel|>final<|message|>` … `<|return|>`. A closing
     marker that is a stop token of the vocabulary is left to the matcher, which allows the
     stop tokens where the output is complete. `parallel_tool_calls` does not apply: a message
-    holds one call and the output ends after it."""
+    holds one call and the output ends after it. With a reasoning `bound` (`max_tokens`), at
+    most one analysis message, its text bounded."""
     def close(marker: str) -> list[dict[str, Any]]:
         return [] if marker in stops else [b.literal(marker)]
 
@@ -331,8 +342,10 @@ def _harmony(b: _Builder, listed: list[tuple[str, Any, str]], choice: str, reaso
         return body
     analysis = {"type": "sequence", "elements": [
         b.literal("<|channel|>analysis<|message|>"),
-        {"type": "any_text", "excludes": ["<|end|>"]}, b.literal("<|end|><|start|>assistant")]}
-    return {"type": "sequence", "elements": [{"type": "star", "content": analysis}, body]}
+        {"type": "any_text", "excludes": ["<|end|>"], **bound},
+        b.literal("<|end|><|start|>assistant")]}
+    many = "optional" if bound else "star"
+    return {"type": "sequence", "elements": [{"type": many, "content": analysis}, body]}
 
 
 def _calls(b: _Builder, fmt: ToolFormat, calls: list[dict[str, Any]], choice: str,

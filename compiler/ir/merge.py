@@ -32,7 +32,8 @@ class MergedRules:
         self.added += 1
         prefix = f"{kind}{self.added}_"
         known, rules = self.known, grammar.by_name
-        own = {n for n, r in rules.items() if n in known and known[n].body != r.body}
+        own = {n for n, r in rules.items()
+               if n in known and (known[n].body, known[n].max_tokens) != (r.body, r.max_tokens)}
         users: dict[str, list[str]] = {}
         for r in grammar.rules:
             for ref in references(r.body):
@@ -51,7 +52,7 @@ class MergedRules:
         for r in grammar.rules:
             if r.name in own or r.name not in known:
                 body = substitute(r.body, refs) if r.name in rewritten else r.body
-                rule = Rule(rename.get(r.name, r.name), body, r.span, r.kept)
+                rule = Rule(rename.get(r.name, r.name), body, r.span, r.kept, r.max_tokens)
                 known[rule.name] = rule
                 self.rules.append(rule)
         return RuleRef(rename.get(grammar.start, grammar.start))

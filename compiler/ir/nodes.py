@@ -182,16 +182,25 @@ Node = Union[Literal, CharClass, Seq, Choice, Repeat, RuleRef, Automaton, TokenR
 class Rule:
     """A named rule: `name ::= body`. A `kept` rule stays a rule of its own in the pushdown
     lowering, never inlined (for a sub-language used at many places whose automaton would be
-    too large to copy into each)."""
+    too large to copy into each). With `max_tokens` N, at most N tokens may begin inside an
+    occurrence of the rule, which then ends where it first can (`runtime/pushdown/earley.py`);
+    such a rule is kept, and its body refers to no rule (it is called, never calls)."""
 
     name: str
     body: Node
     span: Span | None = field(default=None, compare=False, repr=False)
     kept: bool = False
+    max_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError("Rule.name must be a non-empty str")
+        if self.max_tokens is not None:
+            if type(self.max_tokens) is not int or self.max_tokens < 0:
+                raise ValueError(f"Rule.max_tokens must be an int >= 0, got {self.max_tokens!r}")
+            if any(isinstance(n, RuleRef) for n in walk(self.body)):
+                raise ValueError(f"rule {self.name!r} has max_tokens and refers to a rule")
+            object.__setattr__(self, "kept", True)
 
 
 @dataclass(frozen=True)

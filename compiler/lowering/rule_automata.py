@@ -305,12 +305,15 @@ def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits,
     `limits`, or past them within `relaxed` (`_KeptRules.build`)."""
     source = _KeptRules(grammar, keep, order, limits, relaxed)
     start = keep.index(grammar.start)
+    tokens = np.array([-1 if (m := grammar.by_name[name].max_tokens) is None else m
+                       for name in keep], dtype=np.int32)
     if lazy:
         facts = kept_facts(grammar, keep, order, *per_grammar(
             grammar, "summaries", lambda g: rule_summaries(g, reachable_rules(g))))
-        return assemble({start: source.build(start)}, tuple(keep), start, facts, source)
+        return assemble({start: source.build(start)}, tuple(keep), start, facts, source,
+                        rule_tokens=tokens)
     built = {}
     for i in range(len(keep)):
         deadline.check()
         built[i] = source.build(i)
-    return assemble(built, tuple(keep), start)
+    return assemble(built, tuple(keep), start, rule_tokens=tokens)

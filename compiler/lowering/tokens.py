@@ -19,11 +19,13 @@ allows EOS where the text may end), nor ids that spell nothing (padding).
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ...runtime.vocab.spelling import MAX_REFERENCE_ID, token_spelling
 from ...runtime.vocab.vocabulary import Vocabulary
 from ..automata.derivative import TokenSymbol
 from ..ir.graph import token_references
-from ..ir.nodes import CharClass, Choice, Grammar, Literal, Node, Repeat, Rule, TokenRef
+from ..ir.nodes import CharClass, Choice, Grammar, Literal, Node, Repeat, TokenRef
 from ..ir.rewrite import rewrite
 from ..support.errors import GrammarError
 from ..support.limits import Limits
@@ -153,5 +155,5 @@ def resolve_tokens(grammar: Grammar, vocab: Vocabulary, limits: Limits
             return choice(sorted(named_ids[n]))
         return None
 
-    rules = tuple(Rule(r.name, rewrite(r.body, replace), r.span, r.kept) for r in grammar.rules)
+    rules = tuple(dataclasses.replace(r, body=rewrite(r.body, replace)) for r in grammar.rules)
     return Grammar(rules, grammar.start, grammar.source), tuple(named)

@@ -44,8 +44,7 @@ class Recognizer:
         self.dfa = automaton if isinstance(automaton, DFATable) else None
         if isinstance(automaton, PushdownTable):
             t = complete(automaton)
-            self.g = (t.transitions, t.byte_class, t.accepting, t.call_offsets, t.call_rule,
-                      t.call_next, t.state_rule, t.rule_start, t.nullable)
+            self.g = t.kernel_args()
             self.n_states = t.n_states
             self.start = np.int32(t.rule_start[t.start_rule])
 
@@ -56,7 +55,8 @@ class Recognizer:
         return e
 
     def _push(self, e: EarleyArrays, arr: np.ndarray, q: int) -> bool:
-        return bool(e.run(self.limits, f"byte {q}", push_bytes, self.g, arr, q, q + 1) == 1)
+        return bool(e.run(self.limits, f"byte {q}", push_bytes, self.g, arr, q, q + 1, 0)
+                    == 1)
 
     def first_bytes(self) -> np.ndarray:
         """bool[256]: the bytes a non-empty match can begin with."""

@@ -103,23 +103,25 @@ class PushdownBackend:
         good while `EarleyArrays.relocations` is unchanged."""
         return self._g, self._sets, self._earley.header
 
-    def _push(self, data: np.ndarray, begin: int, end: int, what: str) -> bool:
-        """Push data[begin:end] all or nothing, within the limits."""
-        return bool(self._run(what, push_bytes, data, begin, end) == 1)
+    def _push(self, data: np.ndarray, begin: int, end: int, token: int, what: str) -> bool:
+        """Push data[begin:end] all or nothing, within the limits: one token's bytes (`token`
+        1) or text (0; `earley.py`'s token bounds)."""
+        return bool(self._run(what, push_bytes, data, begin, end, token) == 1)
 
     def advance_token(self, token_id: int) -> bool:
         # `_push` inlined (but for a rule not built yet): this is the hot step.
         begin, end = int(self._token_offsets[token_id]), int(self._token_offsets[token_id + 1])
         try:
             return begin < end and self._earley.run(self._limits, "accept", push_bytes,
-                                                    self._g, self._token_data, begin, end) == 1
+                                                    self._g, self._token_data, begin, end,
+                                                    1) == 1
         except RuleNeeded:
             pass
-        return self._push(self._token_data, begin, end, "accept")
+        return self._push(self._token_data, begin, end, 1, "accept")
 
     def advance_bytes(self, data: bytes) -> bool:
         arr = np.frombuffer(data, dtype=np.uint8)
-        return self._push(arr, 0, len(arr), "accept")
+        return self._push(arr, 0, len(arr), 0, "accept")
 
     def is_complete(self) -> bool:
         e = self._earley
@@ -198,7 +200,7 @@ class PushdownBackend:
                 if next_bytes(self._g, e.kernel_args(), seen) != 1:
                     break
                 one[0] = int(np.flatnonzero(seen)[0])
-                if not self._push(one, 0, 1, "find_jump_forward_bytes"):
+                if not self._push(one, 0, 1, 0, "find_jump_forward_bytes"):
                     break
                 out.append(int(one[0]))
         finally:

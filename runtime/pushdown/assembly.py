@@ -18,9 +18,10 @@ when a step needs it. Rules built ahead of need count in the budget like the oth
 grammar whose rules together pass `max_pushdown_states` may meet it sooner than its walks
 alone would; and near that bound, extensions add one needed rule at a time, each copying the
 table (a grammar whose rules fit the bound never gets there).
-The table's state numbers never change (rules are appended); its byte classes may be
-refined, which re-maps the columns of the rules already in it. Callers serialize extensions
-of one table (`PushdownTokenSets.need`).
+A rule with a token bound (`rule_tokens`) is placed followed by its relaxed copy
+(`PushdownTable.relax`, `_relaxed`). The table's state numbers never change (rules are
+appended); its byte classes may be refined, which re-maps the columns of the rules already in
+it. Callers serialize extensions of one table (`PushdownTokenSets.need`).
 """
 from __future__ import annotations
 
@@ -90,14 +91,34 @@ def _refined(partitions: list[np.ndarray]) -> np.ndarray:
     return rank[inverse.reshape(-1)]
 
 
+def _relaxed(a: RuleAutomaton) -> RuleAutomaton:
+    """`a` (which calls no rule) followed by its relaxed copy (`PushdownTable.relax`): state
+    i + m moves as state i does, to copies, and not at all where accepting."""
+    if len(a.called):
+        raise ValueError("a rule with a token bound must call no rule")
+    tr, m = a.transitions, a.n_states
+    copy = np.where(a.accepting[:, None] | (tr < 0), -1, tr + m).astype(np.int32)
+    return RuleAutomaton(np.concatenate([tr, copy]), a.byte_class,
+                         np.concatenate([a.accepting, a.accepting]), a.called)
+
+
 def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
              start_rule: int, facts: Facts | None = None, source: RuleSource | None = None,
-             prior: PushdownTable | None = None) -> PushdownTable:
+             prior: PushdownTable | None = None,
+             rule_tokens: np.ndarray | None = None) -> PushdownTable:
     """The table of `prior`'s rules (if given) and `automata` (rule number → automaton, in
     the order their states are numbered); rules in neither are not built, and then `facts`
-    and `source` are needed (`PushdownTable`)."""
+    and `source` are needed (`PushdownTable`). A rule with a token bound in `rule_tokens`
+    (int32 per rule, -1: none; `prior`'s when given) is placed with its relaxed copy."""
     names = rule_names
     n_rules = len(names)
+    if prior is not None:
+        rule_tokens = prior.rule_tokens
+    tokens = (np.full(n_rules, -1, np.int32) if rule_tokens is None
+              else np.asarray(rule_tokens, dtype=np.int32))
+    if tokens.shape != (n_rules,):
+        raise ValueError(f"rule_tokens must have shape ({n_rules},)")
+    automata = {r: _relaxed(a) if tokens[r] >= 0 else a for r, a in automata.items()}
     for r, a in automata.items():
         if not 0 <= r < n_rules or (prior is not None and prior.rule_start[r] >= 0):
             raise ValueError(f"rule {r} is out of range or already built")
@@ -118,9 +139,10 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
     transitions = np.empty((total - base if same_classes else total, n_classes), dtype=np.int32)
     offset = base if same_classes else 0
     rule_start = np.full(n_rules, -1, dtype=np.int32)
-    accepting, state_rule, sources, callees, targets = [], [], [], [], []
+    accepting, state_rule, sources, callees, targets, relax = [], [], [], [], [], []
     if prior is not None:
         rule_start[:] = prior.rule_start
+        relax.append(prior.relax)
         if not same_classes:
             transitions[:base] = prior.transitions[:, prior.byte_class[first_byte]]
         accepting.append(prior.accepting)
@@ -135,6 +157,10 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
         np.add(block, base, out=block, where=block >= 0)
         accepting.append(a.accepting)
         state_rule.append(np.full(m, r, dtype=np.int32))
+        own_relax = np.full(m, -1, dtype=np.int32)
+        if tokens[r] >= 0:
+            own_relax[:m // 2] = np.arange(base + m // 2, base + m, dtype=np.int32)
+        relax.append(own_relax)
         calls = a.transitions[:, own:]
         s, j = np.nonzero(calls >= 0)
         sources.append(s + base)
@@ -155,7 +181,7 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
         call_offsets=call_offsets, call_rule=np.concatenate(callees).astype(np.int32),
         call_next=np.concatenate(targets).astype(np.int32),
         state_rule=np.concatenate(state_rule), rule_start=rule_start, start_rule=start_rule,
-        rule_names=names,
+        rule_names=names, rule_tokens=tokens, relax=np.concatenate(relax),
         nullable=None if facts is None else facts[0],
         follow=None if facts is None else facts[1],
         can_end=None if facts is None else facts[2],

@@ -32,7 +32,7 @@ from ..completion import UNREACHABLE
 from ..jit import A, R, kernel
 from ..vocab.trie import TokenTrie
 from .costs import COSTS, TAIL_SETS, begin_costs
-from .earley import ENGINE, GRAMMAR, MARK, N_SETS, OVERFLOW, WORK, start_step
+from .earley import ENGINE, GRAMMAR, MARK, N_SETS, OVERFLOW, TOKEN, WORK, live_state, start_step
 from .kernels import (
     NEED,
     STATUS,
@@ -85,19 +85,21 @@ def fill_budget(g, e, store, trie, eos_ids, row, scratch, costs, within, positio
     after them (EOS where the text may end): 0, NEED - s when state s has no token set yet,
     WITHIN + s when it has no `within` yet, or OVERFLOW (sets unchanged)."""
     meta, dense, base, patches, uncertain_store = store
-    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
     items, sets, per_state, counters = e
     tails = costs[1]
     counters[WORK] = 0
     k = counters[N_SETS] - 1
+    tok = sets[k, 2]
+    counters[TOKEN] = tok
     begin_costs(coff, crule, cnext, srule, items, sets, costs, k)
     # Four marks per fill: safe, safe and ORed, tight and gathered, uncertain gathered.
     counters[MARK] += 4
     mark = counters[MARK]
     for i in range(sets[k, 0], sets[k + 1, 0]):
-        s = items[i, 0]
         if items[i, 1] == k:
             continue
+        s = live_state(relax, rtok, srule, items, sets, i, tok)
         if meta[s, STATUS] < 0:
             return NEED - s
         if within[s] < 0:
@@ -107,9 +109,9 @@ def fill_budget(g, e, store, trie, eos_ids, row, scratch, costs, within, positio
     for w in range(len(row)):
         row[w] = 0
     for i in range(sets[k, 0], sets[k + 1, 0]):
-        s = items[i, 0]
         if items[i, 1] == k:
             continue
+        s = live_state(relax, rtok, srule, items, sets, i, tok)
         if per_state[s, 2] == mark:
             state_row(meta, dense, base, patches, s, scratch)
             for w in range(len(row)):
@@ -120,16 +122,17 @@ def fill_budget(g, e, store, trie, eos_ids, row, scratch, costs, within, positio
             _gather(scratch, positions, posbits)
             per_state[s, 2] = mark - 2
     for i in range(sets[k, 0], sets[k + 1, 0]):
-        s = items[i, 0]
-        if items[i, 1] == k or per_state[s, 2] == mark - 3:
+        if items[i, 1] == k:
+            continue
+        s = live_state(relax, rtok, srule, items, sets, i, tok)
+        if per_state[s, 2] == mark - 3:
             continue
         per_state[s, 2] = mark - 3
         for j in range(meta[s, UNC_BEGIN], meta[s, UNC_BEGIN] + meta[s, UNC_LEN]):
             p = uncertain_store[j]
             posbits[p >> 5] |= np.uint32(1) << np.uint32(p & 31)
     n = _drain(posbits, cand)
-    r = check_costed_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items,
-                                sets, per_state, counters, cand, n, trie, row, costs, bound)
+    r = check_costed_candidates(g, e, cand, n, trie, row, costs, bound)
     counters[N_SETS] = k + 1
     if r == OVERFLOW:
         return OVERFLOW
@@ -144,7 +147,7 @@ def within_cost(g, e, state, store, trie, words, row, costs, positions, posbits,
     computed), walked from the root item (state, -1) on `e`; or OVERFLOW (`e` must grow).
     `words` and `row` are scratch rows."""
     meta, dense, base, patches, uncertain_store = store
-    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
     items, sets, per_state, counters = e
     counters[WORK] = 0
     if start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
@@ -157,9 +160,7 @@ def within_cost(g, e, state, store, trie, words, row, costs, positions, posbits,
     n = _drain(posbits, cand)
     for w in range(len(row)):
         row[w] = 0
-    return check_costed_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable,
-                                   items, sets, per_state, counters, cand, n, trie, row, costs,
-                                   UNREACHABLE - 1)
+    return check_costed_candidates(g, e, cand, n, trie, row, costs, UNREACHABLE - 1)
 
 
 _POSITIONS: "weakref.WeakKeyDictionary[TokenTrie, np.ndarray]" = weakref.WeakKeyDictionary()

@@ -129,7 +129,7 @@ def begin_costs(coff, crule, cnext, srule, items, sets, costs, k):  # type: igno
 @kernel(GRAMMAR, ENGINE, COSTS, nrt=False)
 def earley_cost(g, e, costs):  # type: ignore[no-untyped-def]
     """The cost of the last set."""
-    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
     items, sets, per_state, counters = e
     k = counters[N_SETS] - 1
     begin_costs(coff, crule, cnext, srule, items, sets, costs, k)

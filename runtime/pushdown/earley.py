@@ -24,6 +24,17 @@ call_offsets, call_rule, call_next, state_rule, rule_start, nullable) of a valid
 indices into `e` are checked against its capacity before every write (OVERFLOW), and the
 number of sets is only ever set to one the recognizer built (>= 1 after a start).
 
+Token bounds (`PushdownTable.rule_tokens`): the third column of `sets` is, per set k, the
+index of the first token that begins at or after byte k (1 + the index of the token whose
+byte made set k; 0 for set 0), and counters[TOKEN] the index of the token whose bytes are
+being scanned (a text step's bytes count as part of the token before them, so they begin no
+token); both are kept only for a table with bounds (`relax` not empty). An item (s, o) of a
+bounded rule whose occurrence has begun its bound of tokens, TOKEN - sets[o, 2] >= bound, scans as its relaxed copy `relax[s]` (`live_state`): the
+occurrence ends at the first place it can. That is constant across one token's bytes, so
+rows classified from a root item (which never expires) hold for every item that has not
+expired, and a fill reads an expired item's row from its copy. The closure never looks at it
+(bounded rules call no rule).
+
 A table may not have built every rule yet (`rule_start` -1, see `assembly.py`): predicting
 such a rule stops the step like an OVERFLOW, changing nothing, with the rule in the counters
 (NEEDED); `EarleyArrays.run` raises `RuleNeeded` for it, and the caller extends the table (one
@@ -47,8 +58,9 @@ OVERFLOW = -1
 # while building, generation for marking kernel states in fills, the Earley operations of the
 # current step and their bound (past it a kernel stops with OVERFLOW, changing nothing), and
 # the items the last set got by scanning (the first ones of the set; the closure adds the rest),
-# and the unbuilt rule that stopped the last step (-1: none).
-N_SETS, GEN, N_ITEMS, MARK, WORK, WORK_LIMIT, SCANNED, NEEDED = range(8)
+# the unbuilt rule that stopped the last step (-1: none), and the index of the token whose
+# bytes are being scanned (token bounds, above).
+N_SETS, GEN, N_ITEMS, MARK, WORK, WORK_LIMIT, SCANNED, NEEDED, TOKEN = range(9)
 UNBOUNDED = 1 << 62
 
 
@@ -63,8 +75,9 @@ class RuleNeeded(Exception):
 @dataclass
 class EarleyArrays:
     """Mutable recognizer state: items int32[cap, 3] (state, origin, next item with the same
-    state in its set), sets int32[set_cap, 2] (first item, popped flag; one extra row ends the
-    last set), per_state int64[n_states, 3] (dedup stamp, head item, fill mark), counters."""
+    state in its set), sets int32[set_cap, 3] (first item, popped flag, first token at or
+    after it; one extra row ends the last set), per_state int64[n_states, 3] (dedup stamp,
+    head item, fill mark), counters."""
 
     items: np.ndarray
     sets: np.ndarray
@@ -94,10 +107,10 @@ class EarleyArrays:
         per_state = np.zeros((n_states, 3), dtype=np.int64)
         per_state[:, 0] = -1
         per_state[:, 2] = -1
-        counters = np.zeros(8, dtype=np.int64)
+        counters = np.zeros(9, dtype=np.int64)
         counters[WORK_LIMIT] = UNBOUNDED
         counters[NEEDED] = -1
-        return cls(np.zeros((capacity, 3), dtype=np.int32), np.zeros((set_capacity, 2), dtype=np.int32),
+        return cls(np.zeros((capacity, 3), dtype=np.int32), np.zeros((set_capacity, 3), dtype=np.int32),
                    per_state, counters)
 
     def kernel_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -160,7 +173,7 @@ class EarleyArrays:
         used = int(self.sets[n_sets, 0]) if n_sets else 0
         items = np.zeros((max(256, 2 * used), 3), dtype=np.int32)
         items[:used] = self.items[:used]
-        sets = np.zeros((max(64, 2 * (n_sets + 1)), 2), dtype=np.int32)
+        sets = np.zeros((max(64, 2 * (n_sets + 1)), 3), dtype=np.int32)
         sets[:n_sets + 1] = self.sets[:n_sets + 1]
         return EarleyArrays(items, sets, self.per_state.copy(), self.counters.copy())
 
@@ -185,7 +198,7 @@ class EarleyArrays:
 # large one, stays a call: inlined into every step of every caller it tripled the cold
 # compile of the first pushdown mask (16 s against 6 s) for no measurable speed.
 GRAMMAR = Tuple((R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32),
-                 R(int32), R(boolean)))
+                 R(int32), R(boolean), R(int32), R(int32)))
 """The type of `g`, the table's arrays (read-only)."""
 ENGINE = Tuple((A(int32, 2), A(int32, 2), A(int64, 2), A(int64)))
 """The type of `e`, an `EarleyArrays` (written)."""
@@ -256,6 +269,23 @@ def close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per
     return popped
 
 
+@kernel(R(int32), R(int32), R(int32), A(int32, 2), A(int32, 2), int64, int64, nrt=False,
+        inline=True)
+def live_state(relax, rtok, srule, items, sets, i, tok):  # type: ignore[no-untyped-def]
+    """The state item i scans with while token `tok`'s bytes are scanned: its own, or its
+    relaxed copy once its occurrence of a bounded rule has begun its bound of tokens. `relax`
+    is empty for a table without bounds (`PushdownTable.kernel_args`): one test per step."""
+    s = items[i, 0]
+    if len(relax) == 0:
+        return s
+    r = relax[s]
+    if r >= 0:
+        o = items[i, 1]
+        if o >= 0 and tok - sets[o, 2] >= rtok[srule[s]]:
+            return r
+    return s
+
+
 @kernel(R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32), R(boolean), A(int32, 2),
         A(int32, 2), A(int64, 2), A(int64), int32, nrt=False, inline=True)
 def start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, state):  # type: ignore[no-untyped-def]
@@ -263,6 +293,8 @@ def start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, pe
         return OVERFLOW
     counters[GEN] += 1
     sets[0, 0] = 0
+    sets[0, 2] = 0
+    counters[TOKEN] = 0
     counters[N_ITEMS] = 0
     if add_item(items, per_state, counters, state, -1) == OVERFLOW:
         return OVERFLOW
@@ -276,19 +308,23 @@ def start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, pe
 
 
 @kernel(R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),
-        R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), uint8, nrt=False, inline=True)
-def push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,  # type: ignore[no-untyped-def]
-              counters, b):
+        R(boolean), R(int32), R(int32), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), uint8,
+        nrt=False, inline=True)
+def push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok, items,  # type: ignore[no-untyped-def]
+              sets, per_state, counters, b):
     k = counters[N_SETS]
     if k + 1 >= sets.shape[0]:
         return OVERFLOW
     base = sets[k, 0]
     cls = bc[b]
     prev = sets[k - 1, 0]
+    tok = counters[TOKEN]
+    if len(relax):
+        sets[k, 2] = tok + 1
     if base - prev == 1:
         # One item moving to a state that neither calls nor accepts: its set is that one
         # item, with nothing to deduplicate, predict or complete (most bytes inside strings).
-        t = tr[items[prev, 0], cls]
+        t = tr[live_state(relax, rtok, srule, items, sets, prev, tok), cls]
         if t < 0:
             return 0
         if coff[t] == coff[t + 1] and not acc[t]:
@@ -306,7 +342,7 @@ def push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, s
     counters[GEN] += 1
     counters[N_ITEMS] = base
     for i in range(prev, base):
-        t = tr[items[i, 0], cls]
+        t = tr[live_state(relax, rtok, srule, items, sets, i, tok), cls]
         if t >= 0 and add_item(items, per_state, counters, t, items[i, 1]) == OVERFLOW:
             return OVERFLOW
     if counters[N_ITEMS] == base:
@@ -323,7 +359,7 @@ def push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, s
 @kernel(GRAMMAR, ENGINE, int32, nrt=False)
 def earley_start(g, e, state):  # type: ignore[no-untyped-def]
     """Reset to set 0 = the closure of the root item (state, -1); 1 or OVERFLOW."""
-    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
     items, sets, per_state, counters = e
     counters[WORK] = 0
     return start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
@@ -332,26 +368,29 @@ def earley_start(g, e, state):  # type: ignore[no-untyped-def]
 
 @kernel(GRAMMAR, ENGINE, uint8, nrt=False)
 def push_byte(g, e, b):  # type: ignore[no-untyped-def]
-    """Build the set after byte `b`: 1 if some item survives, 0 if none does (nothing
-    changes), OVERFLOW (nothing changes)."""
-    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+    """Build the set after text byte `b` (which begins no token): 1 if some item survives, 0
+    if none does (nothing changes), OVERFLOW (nothing changes)."""
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
     items, sets, per_state, counters = e
     counters[WORK] = 0
-    return push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
-                     per_state, counters, b)
+    counters[TOKEN] = sets[counters[N_SETS] - 1, 2] - 1
+    return push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok,
+                     items, sets, per_state, counters, b)
 
 
-@kernel(GRAMMAR, ENGINE, R(uint8), int64, int64, nrt=False)
-def push_bytes(g, e, data, begin, end):  # type: ignore[no-untyped-def]
-    """Push data[begin:end] all or nothing: 1 if all survive, 0 if not, OVERFLOW; on 0 and
-    OVERFLOW the sets are as before."""
-    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+@kernel(GRAMMAR, ENGINE, R(uint8), int64, int64, int64, nrt=False)
+def push_bytes(g, e, data, begin, end, token):  # type: ignore[no-untyped-def]
+    """Push data[begin:end] all or nothing, as one token's bytes (`token` 1) or as text that
+    begins no token (0): 1 if all survive, 0 if not, OVERFLOW; on 0 and OVERFLOW the sets are
+    as before."""
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
     items, sets, per_state, counters = e
     counters[WORK] = 0
     n0 = counters[N_SETS]
+    counters[TOKEN] = sets[n0 - 1, 2] - 1 + token
     for p in range(begin, end):
-        r = push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
-                      per_state, counters, data[p])
+        r = push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok,
+                      items, sets, per_state, counters, data[p])
         if r != 1:
             counters[N_SETS] = n0
             return r
@@ -360,16 +399,17 @@ def push_bytes(g, e, data, begin, end):  # type: ignore[no-untyped-def]
 
 @kernel(GRAMMAR, ENGINE, A(boolean), nrt=False)
 def next_bytes(g, e, out):  # type: ignore[no-untyped-def]
-    """Mark in bool[256] `out` the bytes that some item of the last set can scan; return how
-    many."""
-    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+    """Mark in bool[256] `out` the text bytes that some item of the last set can scan;
+    return how many."""
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
     items, sets, per_state, counters = e
     k = counters[N_SETS] - 1
+    tok = sets[k, 2] - 1
     count = 0
     for b in range(256):
         cls = bc[b]
         for i in range(sets[k, 0], sets[k + 1, 0]):
-            if tr[items[i, 0], cls] >= 0:
+            if tr[live_state(relax, rtok, srule, items, sets, i, tok), cls] >= 0:
                 out[b] = True
                 count += 1
                 break

@@ -33,9 +33,11 @@ from .earley import (
     N_SETS,
     OVERFLOW,
     SCANNED,
+    TOKEN,
     WORK,
     add_item,
     close_set,
+    live_state,
     push_step,
     start_step,
 )
@@ -74,6 +76,7 @@ def _chain_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, pe
     if j >= items.shape[0] or p + 2 >= sets.shape[0]:
         return OVERFLOW
     sets[p, 0] = j
+    sets[p, 2] = counters[TOKEN] + (p > 0)
     if not closed:
         items[j, 0] = chain[p, 0]
         items[j, 1] = chain[p, 1]
@@ -115,7 +118,7 @@ def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, unce
     finished rule) can scan only the bytes that follow its rule (`follows`, the table's
     `follow`), so on any other byte the one item decides alone, and the set is written whole
     only before such a byte."""
-    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
     items, sets, per_state, counters = e
     if start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
                   counters, state) == OVERFLOW:
@@ -158,7 +161,12 @@ def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, unce
                     s = -1
                 if s >= 0:
                     popok[p + 1] = popok[p]
-                    t = tr[s, bc[b]]
+                    o = chain[p, 1]
+                    if (len(relax) and relax[s] >= 0 and o >= 0
+                            and counters[TOKEN] - sets[o, 2] >= rtok[srule[s]]):
+                        t = tr[relax[s], bc[b]]
+                    else:
+                        t = tr[s, bc[b]]
                     if t < 0:
                         alive = False
                         break
@@ -174,8 +182,8 @@ def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, unce
                 else:
                     popok[p + 1] = popok[p] or (sets[p, 1] == 1 and follow[b])
                 counters[N_SETS] = 1 + p
-                r = push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items,
-                              sets, per_state, counters, b)
+                r = push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax,
+                              rtok, items, sets, per_state, counters, b)
                 if r == OVERFLOW:
                     return OVERFLOW, 0
                 if r == 0:
@@ -228,26 +236,42 @@ def add_eos(sets, k, eos_ids, row):  # type: ignore[no-untyped-def]
 def fill_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-untyped-def]
     """Write the allowed next tokens of the last set into `row` (uint32 words): 0 on success,
     NEED - s when state s has no token set yet, OVERFLOW when `e` must grow (sets unchanged).
-    The rows of the live states are ORed first, then each state's uncertain tokens are checked
-    straight from the store (a token in several lists is checked again only while rejected)."""
+    The rows of the live states (`live_state`: an expired item's is its relaxed copy) are
+    ORed first, then each state's uncertain tokens are checked straight from the store (a
+    token in several lists is checked again only while rejected)."""
+    e[3][WORK] = 0
+    if len(g[9]) == 0:
+        return _fill_states(g, e, store, trie, eos_ids, row, scratch, False)
+    return _fill_states(g, e, store, trie, eos_ids, row, scratch, True)
+
+
+@kernel(GRAMMAR, ENGINE, STORE, TRIE, R(int64), A(uint32), A(uint32), boolean, nrt=False,
+        inline=True)
+def _fill_states(g, e, store, trie, eos_ids, row, scratch, bounded):  # type: ignore[no-untyped-def]
+    """`fill_mask`, inlined into it with `bounded` a constant: a table without token bounds
+    reads its items' states as they are (through `live_state` the in-string fill of JSON
+    was about a quarter slower)."""
     meta, dense, base, patches, uncertain_store = store
-    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable = g
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
     items, sets, per_state, counters = e
-    counters[WORK] = 0
     k = counters[N_SETS] - 1
+    tok = sets[k, 2] if bounded else 0
+    counters[TOKEN] = tok
     # Three marks per fill (live, row done, candidates done), none equal to an earlier fill's.
     counters[MARK] += 3
     mark = counters[MARK]
     for i in range(sets[k, 0], sets[k + 1, 0]):
-        s = items[i, 0]
-        if items[i, 1] == k or per_state[s, 2] == mark:
+        if items[i, 1] == k:
+            continue
+        s = live_state(relax, rtok, srule, items, sets, i, tok) if bounded else items[i, 0]
+        if per_state[s, 2] == mark:
             continue
         if meta[s, STATUS] < 0:
             return NEED - s
         per_state[s, 2] = mark
     n_kernel = 0
     for i in range(sets[k, 0], sets[k + 1, 0]):
-        s = items[i, 0]
+        s = live_state(relax, rtok, srule, items, sets, i, tok) if bounded else items[i, 0]
         if per_state[s, 2] != mark:
             continue
         per_state[s, 2] = mark - 1
@@ -262,16 +286,14 @@ def fill_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-unty
         for w in range(len(row)):
             row[w] = 0
     for i in range(sets[k, 0], sets[k + 1, 0]):
-        s = items[i, 0]
+        s = live_state(relax, rtok, srule, items, sets, i, tok) if bounded else items[i, 0]
         if per_state[s, 2] != mark - 1:
             continue
         per_state[s, 2] = mark - 2
         b0 = meta[s, UNC_BEGIN]
         n = meta[s, UNC_LEN]
         if n:
-            r = check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable,
-                                 items, sets, per_state, counters, uncertain_store[b0:b0 + n],
-                                 n, trie, row)
+            r = check_candidates(g, e, uncertain_store[b0:b0 + n], n, trie, row)
             counters[N_SETS] = k + 1
             if r == OVERFLOW:
                 return OVERFLOW
@@ -283,8 +305,8 @@ def fill_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-unty
 def _fill_at(g, store, trie, eos_ids, h, rows, row, scratch):  # type: ignore[no-untyped-def]
     """`fill_mask` of the recognizer whose arrays lie where header `h` says
     (`EarleyArrays.header`) into rows[row]."""
-    e = (carray(address(h[0]), (h[1], 3), np.int32), carray(address(h[2]), (h[3], 2), np.int32),
-         carray(address(h[4]), (h[5], 3), np.int64), carray(address(h[6]), (8,), np.int64))
+    e = (carray(address(h[0]), (h[1], 3), np.int32), carray(address(h[2]), (h[3], 3), np.int32),
+         carray(address(h[4]), (h[5], 3), np.int64), carray(address(h[6]), (9,), np.int64))
     return fill_mask(g, e, store, trie, eos_ids, rows[row], scratch)
 
 
@@ -311,35 +333,25 @@ def fill_rows_parallel(g, store, trie, eos_ids, headers, rows, row_ids, scratch,
                               scratch[get_thread_id()])
 
 
-@kernel(R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),
-        R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), R(int32), int64,
-        TRIE, A(uint32), nrt=False)
-def check_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,  # type: ignore[no-untyped-def]
-                     per_state, counters, cand, n, trie, row):
+@kernel(GRAMMAR, ENGINE, R(int32), int64, TRIE, A(uint32), nrt=False)
+def check_candidates(g, e, cand, n, trie, row):  # type: ignore[no-untyped-def]
     """`walk_candidates` without costs: 0 or OVERFLOW (the fill's walk)."""
     # No costs: the cost arrays are not read, any arrays of their types will do.
-    return walk_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
-                           per_state, counters, cand, n, trie, row,
-                           (counters, counters, per_state, per_state, counters), -1,
-                           False)
+    counters, per_state = e[3], e[2]
+    return walk_candidates(g, e, cand, n, trie, row,
+                           (counters, counters, per_state, per_state, counters), -1, False)
 
 
-@kernel(R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),
-        R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), R(int32), int64,
-        TRIE, A(uint32), COSTS, int64, nrt=False)
-def check_costed_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items,  # type: ignore[no-untyped-def]
-                            sets, per_state, counters, cand, n, trie, row, costs, bound):
+@kernel(GRAMMAR, ENGINE, R(int32), int64, TRIE, A(uint32), COSTS, int64, nrt=False)
+def check_costed_candidates(g, e, cand, n, trie, row, costs, bound):  # type: ignore[no-untyped-def]
     """`walk_candidates` with costs: a token whose sets cost more than `bound` stays unset;
     the largest cost of a candidate accepted by its bytes, or OVERFLOW (`budget.py`)."""
-    return walk_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
-                           per_state, counters, cand, n, trie, row, costs, bound, True)
+    return walk_candidates(g, e, cand, n, trie, row, costs, bound, True)
 
 
-@kernel(R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),
-        R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), R(int32), int64,
-        TRIE, A(uint32), COSTS, int64, boolean, nrt=False, inline=True)
-def walk_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,  # type: ignore[no-untyped-def]
-                    per_state, counters, cand, n, trie, row, costs, bound, costed):
+@kernel(GRAMMAR, ENGINE, R(int32), int64, TRIE, A(uint32), COSTS, int64, boolean, nrt=False,
+        inline=True)
+def walk_candidates(g, e, cand, n, trie, row, costs, bound, costed):  # type: ignore[no-untyped-def]
     """Set the bits of the candidate tokens (trie positions cand[:n], ascending) whose bytes
     the real sets accept and, when `costed`, after which the sets cost at most `bound`
     (`costs.py`: each set the walk builds gets its tails); return the largest cost of a
@@ -350,6 +362,8 @@ def walk_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, it
     too: the trie's skip chain finds where they end and a binary search the next candidate
     past them (after a JSON value, tens of thousands of candidates start with a space and a
     letter: one step per distinct two-byte prefix instead of one per token)."""
+    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
+    items, sets, per_state, counters = e
     data, offsets, ids, lcp, skip = trie
     m = len(ids)
     base_sets = counters[N_SETS]
@@ -380,8 +394,8 @@ def walk_candidates(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, it
         p = common
         dead = -1
         while p < length:
-            r = push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
-                          per_state, counters, data[begin + p])
+            r = push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok,
+                          items, sets, per_state, counters, data[begin + p])
             if r == OVERFLOW:
                 counters[N_SETS] = base_sets
                 return OVERFLOW

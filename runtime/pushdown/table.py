@@ -17,6 +17,13 @@ Invariants (checked once in `__post_init__`, trusted by the Numba kernels afterw
   rules that can themselves finish (every rule derives a finite string). With these, every
   configuration the Earley recognizer keeps is a viable prefix.
 - Every array is C-contiguous and immutable (see `DFATable`); `rule_names` is a tuple of str.
+- Token bounds: `rule_tokens` is int32[n_rules], -1 for a rule without one, else the most
+  tokens that may begin inside an occurrence of the rule (`max_tokens`, see `earley.py`); a
+  bounded rule calls no rule. `relax` is int32[n_states]: -1, or for a state of a bounded
+  rule its *relaxed* copy, a state of the same rule (whose own `relax` is -1) that moves as
+  it does but to copies, and not at all where accepting: where an occurrence has used its
+  tokens, its items walk the copies, so the occurrence ends where it first can. Copies are reached
+  only that way (they count as reachable for trimming).
 - A rule may be not built yet (`rule_start` -1: no state is its; `assembly.py` builds rules as
   the recognizer reaches them). The table then carries the `source` that builds them, and the
   grammar-level facts below come from the compiler, which has the whole grammar.
@@ -35,6 +42,8 @@ from ..arrays import checked_array, immutable
 from ..dfa.kernels import reach_and_live
 from ..dfa.table import checked_state
 from .derive import checked_moves, ends_fixpoint, propagate_or
+
+_NO_RELAX = immutable(np.zeros(0, dtype=np.int32))
 
 
 def _unpack(bits: np.ndarray) -> np.ndarray:
@@ -64,6 +73,8 @@ class PushdownTable:
     rule_start: np.ndarray
     start_rule: int
     rule_names: tuple[str, ...]
+    rule_tokens: np.ndarray | None = None
+    relax: np.ndarray | None = None
     nullable: np.ndarray | None = None
     follow: np.ndarray | None = None
     can_end: np.ndarray | None = None
@@ -97,7 +108,7 @@ class PushdownTable:
         return (PushdownTable, (self.byte_class, self.transitions, self.accepting,
                                 self.call_offsets, self.call_rule, self.call_next,
                                 self.state_rule, self.rule_start, self.start_rule,
-                                self.rule_names))
+                                self.rule_names, self.rule_tokens, self.relax))
 
     @property
     def complete(self) -> bool:
@@ -116,6 +127,14 @@ class PushdownTable:
                              f"({r}, 256), ({r},)")
         return facts
 
+    def kernel_args(self) -> tuple[np.ndarray, ...]:
+        """`g`, the table's arrays as the Earley kernels take them (`earley.py`); `relax`
+        empty when no rule has a token bound, which `earley.live_state` tests first."""
+        relax = self.relax if (self.rule_tokens >= 0).any() else _NO_RELAX
+        return (self.transitions, self.byte_class, self.accepting, self.call_offsets,
+                self.call_rule, self.call_next, self.state_rule, self.rule_start, self.nullable,
+                relax, self.rule_tokens)
+
     @property
     def n_states(self) -> int:
         return int(self.transitions.shape[0])
@@ -132,7 +151,8 @@ class PushdownTable:
         """Memory held by the tables."""
         return int(sum(getattr(self, f).nbytes for f in (
             "byte_class", "transitions", "accepting", "call_offsets", "call_rule", "call_next",
-            "state_rule", "rule_start", "nullable", "follow", "can_end")))
+            "state_rule", "rule_start", "rule_tokens", "relax", "nullable", "follow",
+            "can_end")))
 
     def _check_shapes(self) -> None:
         bc, tr = self.byte_class, self.transitions
@@ -156,6 +176,38 @@ class PushdownTable:
         if self.rule_start[self.start_rule] < 0:
             raise ValueError("start_rule must be built")
 
+    def _check_bounds(self) -> None:
+        """`rule_tokens` and `relax` (None: no bounds) against the invariants above."""
+        n, r = self.n_states, self.n_rules
+        tokens = (np.full(r, -1, np.int32) if self.rule_tokens is None
+                  else checked_array(self.rule_tokens, np.int32, "rule_tokens", 1))
+        relax = (np.full(n, -1, np.int32) if self.relax is None
+                 else checked_array(self.relax, np.int32, "relax", 1))
+        if tokens.shape != (r,) or relax.shape != (n,):
+            raise ValueError(f"rule_tokens and relax must have shapes ({r},) and ({n},)")
+        if r and int(tokens.min()) < -1:
+            raise ValueError("rule_tokens must be -1 or a count of tokens")
+        if int(relax.min()) < -1 or int(relax.max()) >= n:
+            raise ValueError(f"relax must lie in [-1, {n})")
+        bounded = tokens[self.state_rule] >= 0
+        has = relax >= 0
+        to = relax[has]
+        if (has & ~bounded).any() or (self.state_rule[to] != self.state_rule[has]).any() \
+                or (relax[to] >= 0).any():
+            raise ValueError("relax must map states of bounded rules to unrelaxed states of "
+                             "the same rule")
+        src = np.flatnonzero(has)
+        moves = self.transitions[src]
+        moves = np.where(self.accepting[src, None] | (moves < 0), -1, relax[moves])
+        if not (np.array_equal(self.transitions[to], moves)
+                and np.array_equal(self.accepting[to], self.accepting[src])):
+            raise ValueError("a relaxed copy must move as its state does, to copies, and not "
+                             "at all where accepting")
+        if (np.diff(self.call_offsets)[bounded] > 0).any():
+            raise ValueError("a rule with a token bound must call no rule")
+        object.__setattr__(self, "rule_tokens", immutable(tokens))
+        object.__setattr__(self, "relax", immutable(relax))
+
     def _call_sources(self) -> np.ndarray:
         return np.repeat(np.arange(self.n_states), np.diff(self.call_offsets))
 
@@ -177,7 +229,9 @@ class PushdownTable:
                 "rule_start[r] must be a state of rule r, and every state's rule built")[failed - 1])
         if leaving:
             raise ValueError(f"{leaving} moves (byte or call) leave their rule")
-        starts = self.rule_start[self.rule_start >= 0].astype(np.int64)
+        self._check_bounds()
+        starts = np.concatenate([self.rule_start[self.rule_start >= 0],
+                                 self.relax[self.relax >= 0]]).astype(np.int64)
         reach, live = reach_and_live(off, to, starts, self.accepting)
         if not reach.all():
             raise ValueError(f"not trimmed: {n - int(reach.sum())} states unreachable")

@@ -129,12 +129,6 @@ class PushdownStateTokens:
         return view
 
 
-def _kernel_tables(table: PushdownTable) -> tuple[np.ndarray, ...]:
-    """`g` of the Earley kernels (`earley.py`)."""
-    return (table.transitions, table.byte_class, table.accepting, table.call_offsets,
-            table.call_rule, table.call_next, table.state_rule, table.rule_start, table.nullable)
-
-
 class PushdownTokenSets:
     """Lazily computed, memoized token sets of every state of one `PushdownTable`."""
 
@@ -149,7 +143,7 @@ class PushdownTokenSets:
         self.split = content_split(self.trie, self.n_words)
         self.eos_ids = np.asarray(vocab.eos_token_ids, dtype=np.int64)
         self.max_patch_words = max(64, self.n_words // 16)
-        self.g = _kernel_tables(table)
+        self.g = table.kernel_args()
         self.trie_args = (self.trie.data, self.trie.offsets, self.trie.ids, self.trie.lcp,
                           self.skip)
         meta = np.zeros((table.n_states, 7), dtype=np.int64)
@@ -200,7 +194,7 @@ class PushdownTokenSets:
         self.snapshot = (np.concatenate([meta, more]),) + self.snapshot[1:]
         self._scratch.cover(table.n_states)
         self.table = table
-        self.g = _kernel_tables(table)
+        self.g = table.kernel_args()
 
     def precompute(self, progress: Callable[[int, int], None] | None = None) -> None:
         """Compute every state's set now; `progress(done, total)` after each."""

@@ -97,7 +97,8 @@ def test_token_macros() -> None:
     ('root ::= TagDispatch(("<t>", t), excludes=("<",))\nt ::= "x"', "begins a tag"),
     ('root ::= Substring("ab", x=1)', "unknown option 'x'"),
     ('root ::= Token(x)', "expected a token id"),
-    ("root ::= x\nx[max_tokens=3] ::= [a-z]+", "2:2: max_tokens is not supported"),
+    ("root ::= x\nx[max_tokens=-3] ::= [a-z]+", "2:3: malformed rule options"),
+    ("root ::= x\nx[max_tokens=3] ::= [a-z]+ <[5]>", "2:2: rule x's options need a body of text"),
     ('root ::= x\nx[lazy] ::= "a" x | "b"', "2:2: rule x's options need a regular body"),
     ("root ::= x\nx[la zy] ::= [a-z]+", "2:3: malformed rule options"),
 ])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from grammask.compiler import GrammarError, compile_tool_calls
@@ -231,3 +232,46 @@ def test_errors_name_the_request(kwargs: dict, pointer: str, message: str) -> No
         compile_tool_calls(tools, QWEN, **kwargs)
     assert info.value.pointer == pointer, str(info.value)
     assert message in str(info.value)
+
+
+def _allowed(m: Matcher) -> list[int]:
+    from grammask.runtime import allocate_token_bitmask
+    bm = allocate_token_bitmask(1, m.vocab_size)
+    m.fill_next_token_bitmask(bm)
+    bits = np.unpackbits(bm[0].view(np.uint8), bitorder="little")[:m.vocab_size]
+    return np.flatnonzero(bits).tolist()
+
+
+@pytest.mark.parametrize("bound", [0, 3])
+def test_reasoning_tokens_are_bounded(bound: int) -> None:
+    compiled = compile_tool_calls(TOOLS, SMALL, format="qwen_3", reasoning=True,
+                                  max_reasoning_tokens=bound)
+    m = Matcher(compiled)
+    for t in _ids(SMALL, "<think>\n"):  # the opening, then thought text
+        assert m.accept_token(t)
+    thought = _ids(SMALL, "\nHmm")
+    for t in thought[:bound]:
+        assert m.accept_token(t)
+    end = _ids(SMALL, "</think>")[0]
+    # its bound used, the text ends: only the reasoning's end may come (whole, or its "<")
+    assert set(_allowed(m)) == {end, ord("<")}
+    assert _accepts(compiled, SMALL, "<think>\n" + "\nHmm"[:bound] + "</think>\n\nHi")
+    assert not _accepts(compiled, SMALL, "<think>\nHmm, let me think</think>\n\nHi")
+
+
+def test_harmony_bounds_its_one_analysis_message() -> None:
+    vocab = Vocabulary.default()
+    compiled = compile_tool_calls(TOOLS, vocab, format="harmony", reasoning=True,
+                                  max_reasoning_tokens=2)
+    m = Matcher(compiled)
+    head = "<|channel|>analysis<|message|>"
+    assert all(m.accept_token(t) for t in _ids(vocab, head + " a b"))
+    allowed = _allowed(m)
+    assert all(vocab.token_bytes(t).startswith(b"<") or t in vocab.special_token_ids.tolist()
+               for t in allowed)
+
+
+def test_a_reasoning_bound_needs_reasoning() -> None:
+    with pytest.raises(GrammarError, match="needs reasoning=True") as info:
+        compile_tool_calls(TOOLS, SMALL, format="qwen_3", max_reasoning_tokens=5)
+    assert info.value.pointer == "/max_reasoning_tokens"

@@ -28,13 +28,12 @@ from ..support.vocabularies import small_vocabulary
 
 def recognize(table: PushdownTable, data: bytes) -> tuple[bool, bool]:
     """(viable, complete) of `data` by the Earley kernels alone."""
-    g = (table.transitions, table.byte_class, table.accepting, table.call_offsets,
-         table.call_rule, table.call_next, table.state_rule, table.rule_start, table.nullable)
+    g = table.kernel_args()
     e = EarleyArrays.empty(table.n_states, capacity=4, set_capacity=4)
     while earley_start(g, e.kernel_args(), np.int32(table.rule_start[table.start_rule])) < 0:
         e.grow()
     arr = np.frombuffer(data, dtype=np.uint8)
-    while (r := push_bytes(g, e.kernel_args(), arr, 0, len(arr))) < 0:
+    while (r := push_bytes(g, e.kernel_args(), arr, 0, len(arr), 0)) < 0:
         e.grow()
     return r == 1, r == 1 and bool(e.sets[e.n_sets - 1, 1])
 

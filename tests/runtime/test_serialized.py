@@ -182,7 +182,7 @@ def test_container_errors_name_what_and_where() -> None:
     data = compile_regex("ab", v).to_bytes()
     body = bytearray(data[:-32])
     body[8] = FORMAT_VERSION + 1
-    with pytest.raises(SerializedGrammarError, match=r"format version 2.*at byte 8"):
+    with pytest.raises(SerializedGrammarError, match=rf"format version {FORMAT_VERSION + 1}.*at byte 8"):
         CompiledGrammar.from_bytes(bytes(body) + _digest(bytes(body)), v)
     with pytest.raises(SerializedGrammarError, match="magic"):
         CompiledGrammar.from_bytes(b"x" + data[1:], v)

@@ -31,8 +31,7 @@ GBNF = DATA / "gbnf"
 
 def _walk_one(table: PushdownTable, e: EarleyArrays, state: int, data: bytes) -> str:
     """'accepted', 'uncertain' or 'rejected' for the token `data` from root item (state, -1)."""
-    g = (table.transitions, table.byte_class, table.accepting, table.call_offsets,
-         table.call_rule, table.call_next, table.state_rule, table.rule_start, table.nullable)
+    g = table.kernel_args()
     follow = table.follow[int(table.state_rule[state])]
     assert earley_start(g, e.kernel_args(), np.int32(state)) == 1
     left = False

@@ -208,15 +208,26 @@ class Translator:
 
     def any_text(self, obj: Obj, ends: Ends) -> Node:
         excludes = obj.strings("excludes", [])
-        if obj.count("max_tokens", None) is not None:
-            raise GrammarError("'max_tokens' is not supported yet: it bounds tokens, which a "
-                               "text-level grammar cannot count (use 'max_chars')",
-                               pointer=obj.at("max_tokens"), code="unsupported-structural-tag")
-        most = obj.count("max_chars", None)
+        most = self.count(obj, "max_chars")
+        return self.bounded(obj, free_text(frozenset((*excludes, *ends.strings)), "", most,
+                                           self.limits))
+
+    def count(self, obj: Obj, key: str) -> int | None:
+        """The count `obj[key]` (null: None), at most `Limits.max_repeat`."""
+        most = obj.count(key, None)
         if most is not None and most > self.limits.max_repeat:
-            raise self.limits.exceeded("max_repeat", most, "'max_chars'").located(
-                pointer=obj.at("max_chars"))
-        return free_text(frozenset((*excludes, *ends.strings)), "", most, self.limits)
+            raise self.limits.exceeded("max_repeat", most, f"'{key}'").located(
+                pointer=obj.at(key))
+        return most
+
+    def bounded(self, obj: Obj, body: Node) -> Node:
+        """`body`, or with `obj`'s `max_tokens` N a call of a rule of it in which at most N
+        tokens begin (`Rule.max_tokens`)."""
+        most = self.count(obj, "max_tokens")
+        if most is None:
+            return body
+        name = f"bounded-{most}"
+        return self.merged.add(Grammar((Rule(name, body, max_tokens=most),), name), "tokens")
 
     # ------------------------------------------------------------------ composition
 
@@ -390,10 +401,8 @@ class Translator:
                            pointer=obj.at("type"), code="unsupported-structural-tag")
 
     def any_tokens(self, obj: Obj, ends: Ends) -> Node:
-        if obj.count("max_tokens", None) is not None:
-            raise GrammarError("'max_tokens' is not supported yet", pointer=obj.at("max_tokens"),
-                               code="unsupported-structural-tag")
-        return Repeat(self.tokens_ref(obj, "exclude_tokens", ends.tokens), 0, None)
+        return self.bounded(obj, Repeat(self.tokens_ref(obj, "exclude_tokens", ends.tokens), 0,
+                                        None))
 
     def token_triggered_tags(self, obj: Obj, ends: Ends) -> Node:
         triggers = obj.raw("trigger_tokens")
