@@ -24,16 +24,16 @@ call_offsets, call_rule, call_next, state_rule, rule_start, nullable) of a valid
 indices into `e` are checked against its capacity before every write (OVERFLOW), and the
 number of sets is only ever set to one the recognizer built (>= 1 after a start).
 
-Token bounds (`PushdownTable.rule_tokens`): the third column of `sets` is, per set k, the
-index of the first token that begins at or after byte k (1 + the index of the token whose
-byte made set k; 0 for set 0), and counters[TOKEN] the index of the token whose bytes are
-being scanned (a text step's bytes count as part of the token before them, so they begin no
-token); both are kept only for a table with bounds (`relax` not empty). An item (s, o) of a
-bounded rule whose occurrence has begun its bound of tokens, TOKEN - sets[o, 2] >= bound, scans as its relaxed copy `relax[s]` (`live_state`): the
-occurrence ends at the first place it can. That is constant across one token's bytes, so
-rows classified from a root item (which never expires) hold for every item that has not
-expired, and a fill reads an expired item's row from its copy. The closure never looks at it
-(bounded rules call no rule).
+Token bounds (`PushdownTable.rule_tokens`): the third column of `sets` is, per set k, the index
+of the first token that begins at or after byte k (1 + the index of the token whose byte made
+set k; 0 for set 0), and counters[TOKEN] the index of the token whose bytes are being scanned
+(a text step's bytes count as part of the token before them, so they begin no token); both are
+kept only for a table with bounds (`relax` not empty). An item (s, o) of a bounded rule whose
+occurrence has begun its bound of tokens, TOKEN - sets[o, 2] >= bound, scans as its relaxed
+copy `relax[s]` (`live_state`): the occurrence ends at the first place it can. That is constant
+across one token's bytes, so rows classified from a root item (which never expires) hold for
+every item that has not expired, and a fill reads an expired item's row from its copy. The
+closure never looks at it (bounded rules call no rule).
 
 A table may not have built every rule yet (`rule_start` -1, see `assembly.py`): predicting
 such a rule stops the step like an OVERFLOW, changing nothing, with the rule in the counters
