@@ -11,7 +11,9 @@ with `text`. Brzozowski's rules, one code point at a time, on the IR:
 - a choice is the choice of the derivatives; a repetition `x{m,M}` is `D(x)` then
   `x{m',M-1}` (m' = 0 when x is nullable, else m - 1);
 - a rule reference is a reference to the rule's derivative, a new rule `name~k` after the
-  k-th character (built once per rule and step, so a recursive grammar stays finite);
+  k-th character (built once per rule and step, so a recursive grammar stays finite), which
+  keeps the rule's `kept` and `max_tokens` (a bound then counts the tokens that begin after
+  the text: those of the text itself belong to whatever consumed it);
 - an automaton leaf moves its start over the character's UTF-8 bytes; a token reference
   matches nothing (a token is not text).
 
@@ -21,6 +23,7 @@ empty string, every text leaf matches nothing.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 from ..ir.nodes import (
@@ -145,7 +148,7 @@ class _Step:
             name = next(w for w in self.wanted if w not in done)
             done.add(name)
             rule = self.grammar.by_name[name]
-            out.append(Rule(name + self.suffix, self.of(rule.body), rule.span))
+            out.append(dataclasses.replace(rule, name=name + self.suffix, body=self.of(rule.body)))
             deadline.check()
         return out
 

@@ -95,3 +95,15 @@ def test_control_trigger_token_and_words_together() -> None:
     assert not _accepts(compiled, QWEN.encode("see N:44"))
     assert not _accepts(compiled, [BOX] + QWEN.encode("x"))
     assert _accepts(compiled, QWEN.encode("no trigger at all"))
+
+
+def test_a_trigger_keeps_the_bound_of_the_rule_it_runs_into() -> None:
+    # The trigger "<c>a" ends inside `body`; the derived rule keeps its bound of 2 tokens,
+    # counted from the first token after the trigger.
+    grammar = 'root ::= "<c>" body "</c>"\nbody[max_tokens=2] ::= [a-z]*'
+    m = Matcher(compile_gbnf(grammar, VOCAB, triggers=["<c>a"]))
+    assert m.accept_string("see <c>a")
+    assert m.accept_token(ord("b")) and m.accept_token(ord("c"))
+    allowed = mask_of(m)
+    assert ord("d") not in allowed and ord("<") in allowed
+    assert m.accept_string("</c>") and m.can_terminate()
