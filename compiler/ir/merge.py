@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .nodes import Grammar, Literal, Node, Rule, RuleRef, references
+from .graph import first_references
+from .nodes import Grammar, Literal, Node, Rule, RuleRef
 from .rewrite import substitute
 
 __all__ = ["MergedRules"]
@@ -36,7 +37,7 @@ class MergedRules:
                if n in known and (known[n].body, known[n].max_tokens) != (r.body, r.max_tokens)}
         users: dict[str, list[str]] = {}
         for r in grammar.rules:
-            for ref in references(r.body):
+            for ref in first_references(r.body):
                 users.setdefault(ref.name, []).append(r.name)
         stack = list(own)
         while stack:

@@ -40,9 +40,9 @@ from .nodes import (
 )
 from .utf8 import utf8_sequences
 
-__all__ = ["Summary", "fold", "nullable_rules", "productive_among", "productive_node",
-           "productive_rules", "rule_fixpoint", "rule_summaries", "summarize",
-           "rule_worklist"]
+__all__ = ["FirstBytes", "Summary", "fold", "leaf_summary", "nullable_among", "nullable_node",
+           "nullable_rules", "productive_among", "productive_node", "productive_rules",
+           "rule_fixpoint", "rule_summaries", "rule_worklist", "summarize"]
 
 T = TypeVar("T")
 
@@ -115,32 +115,20 @@ def rule_fixpoint(grammar: Grammar, holds: Callable[[Node, set[str]], bool],
 
 
 
-def productive_node(node: Node, productive: set[str], defined: set[str] | None = None) -> bool:
-    """Whether `node` can derive a finite string, given the productive rules (names not in
-    `defined`, when given, count as productive). Evaluated left to right and short-circuited:
-    a choice stops at its first productive alternative, a sequence at its first unproductive
-    item, and `x{0,n}` is productive without looking at x; shared sub-expressions are
-    evaluated once, without recursion."""
-
-    def leaf(n: Node) -> bool | None:
-        kind = type(n)
-        if kind is Literal:
-            return True
-        if kind is CharClass:
-            return bool(n.ranges)  # type: ignore[union-attr]
-        if kind is Automaton:
-            return not n.dfa.is_empty_language  # type: ignore[union-attr]
-        if kind is RuleRef:
-            return n.name in productive or (  # type: ignore[union-attr]
-                defined is not None and n.name not in defined)  # type: ignore[union-attr]
-        if kind is Repeat and n.min == 0:  # type: ignore[union-attr]
-            return True
-        return None
-
+def _short_circuit(node: Node, leaf: Callable[[Node], bool | None],
+                   memo: dict[int, bool] | None = None) -> bool:
+    """A boolean of `node` from the booleans of its leaves: a choice is true when some
+    alternative is, a sequence or repetition when every child is (`leaf` decides any node
+    it answers for, such as `x{0,n}`). Evaluated left to right and short-circuited (a
+    choice stops at its first true alternative, a sequence at its first false item); shared
+    sub-expressions are evaluated once (`memo`, by id, may be shared across calls), without
+    recursion."""
     top = leaf(node)
     if top is not None:
         return top
-    memo: dict[int, bool] = {}
+    memo = {} if memo is None else memo
+    if id(node) in memo:
+        return memo[id(node)]
     stack: list[list] = [[node, 0]]
     while True:
         frame = stack[-1]
@@ -173,6 +161,145 @@ def productive_node(node: Node, productive: set[str], defined: set[str] | None =
             return result
 
 
+def productive_node(node: Node, productive: set[str], defined: set[str] | None = None,
+                    memo: dict[int, bool] | None = None) -> bool:
+    """Whether `node` can derive a finite string, given the productive rules (names not in
+    `defined`, when given, count as productive); short-circuited (`_short_circuit`: `x{0,n}`
+    is productive without looking at x)."""
+
+    def leaf(n: Node) -> bool | None:
+        kind = type(n)
+        if kind is Literal:
+            return True
+        if kind is CharClass:
+            return bool(n.ranges)  # type: ignore[union-attr]
+        if kind is Automaton:
+            return not n.dfa.is_empty_language  # type: ignore[union-attr]
+        if kind is RuleRef:
+            return n.name in productive or (  # type: ignore[union-attr]
+                defined is not None and n.name not in defined)  # type: ignore[union-attr]
+        if kind is Repeat and n.min == 0:  # type: ignore[union-attr]
+            return True
+        return None
+
+    return _short_circuit(node, leaf, memo)
+
+
+def nullable_node(node: Node, nullable: set[str], memo: dict[int, bool] | None = None) -> bool:
+    """Whether `node` derives the empty string, given the nullable rules; short-circuited
+    (`_short_circuit`: a sequence stops at its first item that is not nullable). The same
+    value as `summarize`'s: a nullable expression is productive."""
+
+    def leaf(n: Node) -> bool | None:
+        kind = type(n)
+        if kind is Literal or kind is CharClass or kind is TokenRef:
+            return False
+        if kind is Automaton:
+            return bool(n.dfa.accepting[n.dfa.start])  # type: ignore[union-attr]
+        if kind is RuleRef:
+            return n.name in nullable  # type: ignore[union-attr]
+        if kind is Repeat and (n.min == 0 or n.max == 0):  # type: ignore[union-attr]
+            return True
+        return None
+
+    return _short_circuit(node, leaf, memo)
+
+
+def nullable_among(grammar: Grammar, names: list[str]) -> set[str]:
+    """The nullable rules of `names` (a list closed under references), as a least fixpoint
+    of `nullable_node`: far fewer nodes looked at than `rule_summaries`."""
+    return rule_fixpoint(grammar, nullable_node, names)
+
+
+class FirstBytes:
+    """The first bytes and nullability of productive expressions of one grammar, asked one
+    at a time and looking only at what can come first: a sequence's items up to its first
+    that is not nullable, a choice's productive alternatives, and for a rule reference the
+    rules that can begin it (the same values as `summarize`'s, for a grammar most of whose
+    nodes are never asked about: each tool's arguments behind a dispatch). Data layout: per
+    node (by id) the bytes it can begin with itself and the rules that can begin it
+    (`_leading`); a rule's first bytes are those of every rule reachable through such
+    leading references (`rule_first`), so left recursion needs no fixpoint."""
+
+    def __init__(self, grammar: Grammar, productive: set[str], nullable: set[str]) -> None:
+        self._rules = grammar.by_name
+        self._productive = productive
+        self._nullable = nullable
+        self._alive: dict[int, bool] = {}
+        self._empty: dict[int, bool] = {}
+        self._lead: dict[int, tuple[int, frozenset[str]]] = {}
+        self._rule_first: dict[str, int] = {}
+
+    def productive(self, node: Node) -> bool:
+        """Whether `node` derives some string."""
+        return productive_node(node, self._productive, None, self._alive)
+
+    def nullable(self, node: Node) -> bool:
+        """Whether `node` derives the empty string."""
+        return nullable_node(node, self._nullable, self._empty)
+
+    def first(self, node: Node) -> int:
+        """The bytes a string of the productive expression `node` can begin with."""
+        own, rules = self._leading(node)
+        for name in rules:
+            own |= self.rule_first(name)
+        return own
+
+    def rule_first(self, name: str) -> int:
+        """The bytes a string of the productive rule `name` can begin with."""
+        if name not in self._rule_first:
+            seen, work, out = {name}, [name], 0
+            while work:
+                own, rules = self._leading(self._rules[work.pop()].body)
+                out |= own
+                for r in rules - seen:
+                    seen.add(r)
+                    work.append(r)
+            self._rule_first[name] = out
+        return self._rule_first[name]
+
+    def _kids(self, n: Node) -> tuple[Node, ...]:
+        """The children of `n` that can begin its strings."""
+        kind = type(n)
+        if kind is Seq:
+            for i, item in enumerate(n.items):  # type: ignore[union-attr]
+                if not self.nullable(item):
+                    return n.items[:i + 1]  # type: ignore[union-attr]
+            return n.items  # type: ignore[union-attr]
+        if kind is Choice:
+            return tuple(a for a in n.alternatives if self.productive(a))  # type: ignore[union-attr]
+        if kind is Repeat:
+            item = n.item  # type: ignore[union-attr]
+            return (item,) if n.max != 0 and self.productive(item) else ()  # type: ignore[union-attr]
+        return ()
+
+    def _leading(self, node: Node) -> tuple[int, frozenset[str]]:
+        memo = self._lead
+        stack: list[tuple[Node, tuple[Node, ...] | None]] = [(node, None)]
+        while stack:
+            n, kids = stack.pop()
+            if id(n) in memo:
+                continue
+            kind = type(n)
+            if kind is RuleRef:
+                memo[id(n)] = (0, frozenset((n.name,)))  # type: ignore[union-attr]
+            elif kind not in (Seq, Choice, Repeat):
+                memo[id(n)] = (leaf_summary(n)[2], frozenset())
+            elif kids is None:
+                kids = self._kids(n)
+                stack.append((n, kids))
+                stack.extend((k, None) for k in kids if id(k) not in memo)
+            else:
+                own, rules = 0, frozenset[str]()
+                for k in kids:
+                    own |= memo[id(k)][0]
+                    rules |= memo[id(k)][1]
+                memo[id(n)] = (own, rules)
+                if not len(memo) & 4095:
+                    deadline.check()
+        return memo[id(node)]
+
+
 def productive_rules(grammar: Grammar) -> set[str]:
     """Names of the rules that can derive a finite string of terminals."""
     defined = set(grammar.by_name)
@@ -200,7 +327,7 @@ def _class_ends(ranges: tuple[tuple[int, int], ...]) -> tuple[int, int]:
     return _bits(seq[0] for seq in seqs), _bits(seq[-1] for seq in seqs)
 
 
-def _leaf_summary(n: Node) -> Summary:
+def leaf_summary(n: Node) -> Summary:
     if isinstance(n, Literal):
         return True, False, 1 << n.data[0], 1 << n.data[-1]
     if isinstance(n, CharClass):
@@ -258,7 +385,7 @@ def _combiner(rules: dict[str, Summary]) -> Callable[[Node, list[Summary]], Summ
             if n.max == 0 or not item[0]:  # type: ignore[union-attr]
                 return _EMPTY if n.min == 0 else _UNPRODUCTIVE  # type: ignore[union-attr]
             return True, n.min == 0 or item[1], item[2], item[3]  # type: ignore[union-attr]
-        return _leaf_summary(n)
+        return leaf_summary(n)
 
     return combine
 

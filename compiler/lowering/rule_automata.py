@@ -308,8 +308,7 @@ def _build(grammar: Grammar, keep: list[str], order: list[str], limits: Limits,
     tokens = np.array([-1 if (m := grammar.by_name[name].max_tokens) is None else m
                        for name in keep], dtype=np.int32)
     if lazy:
-        facts = kept_facts(grammar, keep, order, *per_grammar(
-            grammar, "summaries", lambda g: rule_summaries(g, reachable_rules(g))))
+        facts = kept_facts(grammar, keep, order)
         return assemble({start: source.build(start)}, tuple(keep), start, facts, source,
                         rule_tokens=tokens)
     built = {}

@@ -1,48 +1,131 @@
 """What the grammar says of its kept rules before their automata exist: the bytes that can
 follow each one, whether it may end the text, and what keeping it costs.
 
-Both come from one walk (`_follows`) over the kept rules' bodies, with `rule_summaries`'
-first bytes and nullability of every node: a reference to a kept rule is noted with the bytes
-that can come after it in its caller (and whether its caller may end right after it, a
-*tail* call); a reference to an inlined rule is walked into, as its automaton will be. The
-follow sets are then closed over tail calls (a callee called last is followed by whatever
-follows its caller). The rule automata of a table built lazily (`assembly.py`) need these
-facts for every rule before most rules are built; a table whose rules are all built derives
-them from its automata and checks them against these.
+Both come from one walk (`_follows`) over the kept rules' bodies: a reference to a kept rule
+is noted with the bytes that can come after it in its caller (and whether its caller may end
+right after it, a *tail* call); a reference to an inlined rule is walked into, as its
+automaton will be. The follow sets are then closed over tail calls (a callee called last is
+followed by whatever follows its caller). The walk asks a `_Facts` which nodes to enter and
+the first bytes and nullability of what follows them: `_Summarized` reads them from
+`rule_summaries` (the costs of `end_cost`, which need every rule's last bytes anyway), and
+`_OnDemand` computes only what the walk asks (`FirstBytes`), entering only the nodes and
+rules that lead to a kept rule: the facts of a lazily built table (`assembly.py`), needed
+for every rule before most rules are built, then cost the walk of the few bodies that call
+kept rules (a dispatch over 128 tools), not a summary of every node. A table whose rules
+are all built derives these facts from its automata and checks them against these.
 
 Byte sets are 256-bit Python ints (as in `summaries.py`).
 """
 from __future__ import annotations
 
 from collections import ChainMap
+from typing import Protocol
 
 import numpy as np
 
+from ..ir.graph import rule_uses
 from ..ir.nodes import Choice, Grammar, Node, Repeat, RuleRef, Seq
-from ..ir.summaries import Summary
+from ..ir.summaries import FirstBytes, Summary, fold, nullable_among
 
 Memos = dict[str, ChainMap[int, Summary]]
 """Per rule, its nodes' summaries (`rule_summaries`): maps[0] holds the nodes that reference
 a rule; a node in neither map is not in the rule's body."""
 
 
-def _follows(grammar: Grammar, kept: list[str], memos: Memos
+class _Facts(Protocol):
+    def calls(self, rule: str) -> bool:
+        """Whether the body of `rule` (kept) may lead to a kept rule."""
+
+    def enters(self, node: Node, owner: str) -> bool:
+        """Whether `node`, in the body of rule `owner`, is productive and may lead to a kept
+        rule."""
+
+    def inlined(self, name: str) -> bool:
+        """Whether a reference to the rule `name` (not kept) is walked into."""
+
+    def head(self, node: Node, owner: str) -> tuple[int, bool]:
+        """(first bytes, nullable) of the productive `node`."""
+
+
+class _Summarized:
+    """Facts read from `rule_summaries`' per-rule memos."""
+
+    def __init__(self, memos: Memos) -> None:
+        self.memos = memos
+
+    def calls(self, rule: str) -> bool:
+        return True
+
+    def enters(self, node: Node, owner: str) -> bool:
+        memo = self.memos[owner]
+        return id(node) in memo.maps[0] and memo[id(node)][0]
+
+    def inlined(self, name: str) -> bool:
+        return name in self.memos
+
+    def head(self, node: Node, owner: str) -> tuple[int, bool]:
+        s = self.memos[owner][id(node)]
+        return s[2], s[1]
+
+
+class _OnDemand:
+    """Facts computed as the walk asks for them, for kept rules `kept` among the reachable
+    productive rules `order`."""
+
+    def __init__(self, grammar: Grammar, kept: list[str], order: list[str]) -> None:
+        productive, keep = set(order), set(kept)
+        uses = rule_uses(grammar)
+        users: dict[str, list[str]] = {}
+        for name in order:
+            for ref in uses[name]:
+                users.setdefault(ref.name, []).append(name)
+        leading: set[str] = set()  # inlined rules that may lead to a kept rule
+        work = list(kept)
+        while work:
+            for user in users.get(work.pop(), ()):
+                if user not in keep and user not in leading:
+                    leading.add(user)
+                    work.append(user)
+        self._leading = leading
+        self._targets = keep | leading
+        self._calling = {name for name in kept if any(r.name in self._targets
+                                                      for r in uses[name])}
+        self._reach: dict[int, bool] = {}
+        self.first = FirstBytes(grammar, productive, nullable_among(grammar, order))
+
+    def calls(self, rule: str) -> bool:
+        return rule in self._calling
+
+    def enters(self, node: Node, owner: str) -> bool:
+        targets = self._targets
+        reaches = fold(node, lambda n, kids: any(kids) or (
+            type(n) is RuleRef and n.name in targets), self._reach)  # type: ignore[union-attr]
+        return reaches and self.first.productive(node)
+
+    def inlined(self, name: str) -> bool:
+        return name in self._leading
+
+    def head(self, node: Node, owner: str) -> tuple[int, bool]:
+        return self.first.first(node), self.first.nullable(node)
+
+
+def _follows(grammar: Grammar, kept: list[str], facts: _Facts
              ) -> tuple[dict[str, int], list[tuple[str, str]]]:
     """(bytes right after each rule of `kept` inside its callers, (caller, callee) tail
-    calls); references to other rules with memos are walked into, to rules without are
-    dropped (unproductive)."""
+    calls); references to rules `facts` inlines are walked into, to others dropped."""
     rules = grammar.by_name
     keep = set(kept)
     follow = dict.fromkeys(kept, 0)
     tails: list[tuple[str, str]] = []
     for name in kept:
+        if not facts.calls(name):
+            continue
         stack: list[tuple[Node, int, bool, str]] = [(rules[name].body, 0, True, name)]
         seen: set[tuple[int, int, bool]] = set()
         while stack:
             n, after, tail, owner = stack.pop()
-            memo = memos[owner]
-            if id(n) not in memo.maps[0] or not memo[id(n)][0]:
-                continue  # references no rule, or derives nothing
+            if not facts.enters(n, owner):
+                continue  # leads to no kept rule, or derives nothing
             if (id(n), after, tail) in seen:
                 continue
             seen.add((id(n), after, tail))
@@ -51,19 +134,26 @@ def _follows(grammar: Grammar, kept: list[str], memos: Memos
                     follow[n.name] |= after
                     if tail:
                         tails.append((name, n.name))
-                elif n.name in memos:
+                elif facts.inlined(n.name):
                     stack.append((rules[n.name].body, after, tail, n.name))
             elif isinstance(n, Choice):
                 stack.extend((alt, after, tail, owner) for alt in n.alternatives)
             elif isinstance(n, Repeat) and n.max != 0:
-                again = memo[id(n.item)][2] if n.max is None or n.max > 1 else 0
+                again = facts.head(n.item, owner)[0] if n.max is None or n.max > 1 else 0
                 stack.append((n.item, after | again, tail, owner))
             elif isinstance(n, Seq):
-                for item in reversed(n.items):
-                    stack.append((item, after, tail, owner))
-                    item_first, item_nullable = memo[id(item)][2], memo[id(item)][1]
-                    after = item_first | (after if item_nullable else 0)
-                    tail = tail and item_nullable
+                # Only the items right of the first one entered can follow a kept rule.
+                entered = [facts.enters(item, owner) for item in n.items]
+                if True not in entered:
+                    continue
+                first = entered.index(True)
+                for i in range(len(n.items) - 1, first - 1, -1):
+                    if entered[i]:
+                        stack.append((n.items[i], after, tail, owner))
+                    if i > first:
+                        item_first, item_nullable = facts.head(n.items[i], owner)
+                        after = item_first | (after if item_nullable else 0)
+                        tail = tail and item_nullable
     return follow, tails
 
 
@@ -84,7 +174,7 @@ def end_cost(grammar: Grammar, order: list[str], summary: dict[str, Summary],
     """Per rule of `order` (the reachable productive rules, with their `rule_summaries`):
     (bytes that can end it) x (bytes that can follow it), both from the grammar with every rule
     of `order` kept as a rule."""
-    follow = _closed(*_follows(grammar, order, memos))
+    follow = _closed(*_follows(grammar, order, _Summarized(memos)))
     return {name: float(max(1, summary[name][3].bit_count()) * max(1, follow[name].bit_count()))
             for name in order}
 
@@ -94,15 +184,16 @@ def _bits(x: int) -> np.ndarray:
                          bitorder="little").astype(bool)
 
 
-def kept_facts(grammar: Grammar, kept: list[str], order: list[str], summary: dict[str, Summary],
-               memos: Memos) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def kept_facts(grammar: Grammar, kept: list[str], order: list[str]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(nullable bool[R], follow bool[R, 256], can_end bool[R]) of the rules of `kept` (in
     that order; the others of `order`, the reachable productive rules, inlined), as the
     rule automata table derives them (`PushdownTable`)."""
-    productive = {name: memos[name] for name in order}
-    follow, tails = _follows(grammar, kept, productive)
+    facts = _OnDemand(grammar, kept, order)
+    follow, tails = _follows(grammar, kept, facts)
     follow = _closed(follow, tails)
     ends = _closed({name: int(name == grammar.start) for name in kept}, tails)
-    return (np.array([summary[name][1] for name in kept], dtype=bool),
+    nullable = facts.first.nullable
+    return (np.array([nullable(grammar.by_name[name].body) for name in kept], dtype=bool),
             np.stack([_bits(follow[name]) for name in kept]),
             np.array([ends[name] == 1 for name in kept], dtype=bool))
