@@ -47,9 +47,24 @@ def character(cp: int) -> Node:
     return forms[0] if len(forms) == 1 else Choice(tuple(forms))
 
 
+_QUOTE = Literal(b'"')
+SHARED_LITERAL_CHARACTERS = 64
+"""Strings of at most this many characters get one shared node each (`_short_literal`)."""
+
+
 def string_literal(text: str) -> Node:
     """Every JSON spelling of the string `text`, quotes included."""
-    return Seq((Literal(b'"'), *(character(ord(c)) for c in text), Literal(b'"')))
+    if len(text) <= SHARED_LITERAL_CHARACTERS:
+        return _short_literal(text)
+    return Seq((_QUOTE, *(character(ord(c)) for c in text), _QUOTE))
+
+
+@memo(maxsize=4096)
+def _short_literal(text: str) -> Node:
+    """`string_literal` of a short text, one shared node per text: property names and enum
+    values that many schemas share (every tool's `query`) are then lowered and analysed
+    once."""
+    return Seq((_QUOTE, *(character(ord(c)) for c in text), _QUOTE))
 
 
 def string_content(text: str) -> Node:
