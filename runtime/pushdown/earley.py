@@ -309,22 +309,23 @@ def start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, pe
 
 @kernel(R(int32, 2), R(int32), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),
         R(boolean), R(int32), R(int32), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), uint8,
-        nrt=False, inline=True)
+        boolean, nrt=False, inline=True)
 def push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok, items,  # type: ignore[no-untyped-def]
-              sets, per_state, counters, b):
+              sets, per_state, counters, b, bounded):
     k = counters[N_SETS]
     if k + 1 >= sets.shape[0]:
         return OVERFLOW
     base = sets[k, 0]
     cls = bc[b]
     prev = sets[k - 1, 0]
-    tok = counters[TOKEN]
-    if len(relax):
+    tok = counters[TOKEN] if bounded else 0
+    if bounded:
         sets[k, 2] = tok + 1
     if base - prev == 1:
         # One item moving to a state that neither calls nor accepts: its set is that one
         # item, with nothing to deduplicate, predict or complete (most bytes inside strings).
-        t = tr[live_state(relax, rtok, srule, items, sets, prev, tok), cls]
+        t = tr[live_state(relax, rtok, srule, items, sets, prev, tok) if bounded
+               else items[prev, 0], cls]
         if t < 0:
             return 0
         if coff[t] == coff[t + 1] and not acc[t]:
@@ -342,7 +343,8 @@ def push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, r
     counters[GEN] += 1
     counters[N_ITEMS] = base
     for i in range(prev, base):
-        t = tr[live_state(relax, rtok, srule, items, sets, i, tok), cls]
+        t = tr[live_state(relax, rtok, srule, items, sets, i, tok) if bounded
+               else items[i, 0], cls]
         if t >= 0 and add_item(items, per_state, counters, t, items[i, 1]) == OVERFLOW:
             return OVERFLOW
     if counters[N_ITEMS] == base:
@@ -375,7 +377,7 @@ def push_byte(g, e, b):  # type: ignore[no-untyped-def]
     counters[WORK] = 0
     counters[TOKEN] = sets[counters[N_SETS] - 1, 2] - 1
     return push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok,
-                     items, sets, per_state, counters, b)
+                     items, sets, per_state, counters, b, len(relax) > 0)
 
 
 @kernel(GRAMMAR, ENGINE, R(uint8), int64, int64, int64, nrt=False)
@@ -390,7 +392,7 @@ def push_bytes(g, e, data, begin, end, token):  # type: ignore[no-untyped-def]
     counters[TOKEN] = sets[n0 - 1, 2] - 1 + token
     for p in range(begin, end):
         r = push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok,
-                      items, sets, per_state, counters, data[p])
+                      items, sets, per_state, counters, data[p], len(relax) > 0)
         if r != 1:
             counters[N_SETS] = n0
             return r

@@ -183,7 +183,7 @@ def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, unce
                     popok[p + 1] = popok[p] or (sets[p, 1] == 1 and follow[b])
                 counters[N_SETS] = 1 + p
                 r = push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax,
-                              rtok, items, sets, per_state, counters, b)
+                              rtok, items, sets, per_state, counters, b, len(relax) > 0)
                 if r == OVERFLOW:
                     return OVERFLOW, 0
                 if r == 0:
@@ -338,25 +338,30 @@ def check_candidates(g, e, cand, n, trie, row):  # type: ignore[no-untyped-def]
     """`walk_candidates` without costs: 0 or OVERFLOW (the fill's walk)."""
     # No costs: the cost arrays are not read, any arrays of their types will do.
     counters, per_state = e[3], e[2]
-    return walk_candidates(g, e, cand, n, trie, row,
-                           (counters, counters, per_state, per_state, counters), -1, False)
+    costs = (counters, counters, per_state, per_state, counters)
+    if len(g[9]) == 0:
+        return walk_candidates(g, e, cand, n, trie, row, costs, -1, False, False)
+    return walk_candidates(g, e, cand, n, trie, row, costs, -1, False, True)
 
 
 @kernel(GRAMMAR, ENGINE, R(int32), int64, TRIE, A(uint32), COSTS, int64, nrt=False)
 def check_costed_candidates(g, e, cand, n, trie, row, costs, bound):  # type: ignore[no-untyped-def]
     """`walk_candidates` with costs: a token whose sets cost more than `bound` stays unset;
     the largest cost of a candidate accepted by its bytes, or OVERFLOW (`budget.py`)."""
-    return walk_candidates(g, e, cand, n, trie, row, costs, bound, True)
+    return walk_candidates(g, e, cand, n, trie, row, costs, bound, True, len(g[9]) > 0)
 
 
-@kernel(GRAMMAR, ENGINE, R(int32), int64, TRIE, A(uint32), COSTS, int64, boolean, nrt=False,
-        inline=True)
-def walk_candidates(g, e, cand, n, trie, row, costs, bound, costed):  # type: ignore[no-untyped-def]
+@kernel(GRAMMAR, ENGINE, R(int32), int64, TRIE, A(uint32), COSTS, int64, boolean, boolean,
+        nrt=False, inline=True)
+def walk_candidates(g, e, cand, n, trie, row, costs, bound, costed, bounded):  # type: ignore[no-untyped-def]
     """Set the bits of the candidate tokens (trie positions cand[:n], ascending) whose bytes
     the real sets accept and, when `costed`, after which the sets cost at most `bound`
     (`costs.py`: each set the walk builds gets its tails); return the largest cost of a
     candidate accepted by its bytes (0 when not `costed`), or OVERFLOW. Inlined into the two
-    kernels above with `costed` a constant, so the fill's walk carries no cost branches.
+    kernels above with `costed` a constant, so the fill's walk carries no cost branches, and
+    into the fill's twice, with `bounded` (the table has token bounds) a constant: without
+    bounds its steps read no token counts (`push_step`; a quarter of the in-string fill of
+    JSON otherwise).
     Consecutive candidates share the sets of their common prefix. Once
     a candidate dies at byte `dead`, every trie token sharing its first dead + 1 bytes dies
     too: the trie's skip chain finds where they end and a binary search the next candidate
@@ -395,7 +400,7 @@ def walk_candidates(g, e, cand, n, trie, row, costs, bound, costed):  # type: ig
         dead = -1
         while p < length:
             r = push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok,
-                          items, sets, per_state, counters, data[begin + p])
+                          items, sets, per_state, counters, data[begin + p], bounded)
             if r == OVERFLOW:
                 counters[N_SETS] = base_sets
                 return OVERFLOW
