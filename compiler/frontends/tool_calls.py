@@ -419,6 +419,7 @@ def _pointers(body: dict[str, Any]) -> dict[int, str]:
         if isinstance(node, dict):
             if node.get("type") == "json_schema":
                 found[id(node)] = join(pointer, "json_schema")
+                continue  # a schema holds no formats
             stack.extend((v, join(pointer, k)) for k, v in node.items())
         elif isinstance(node, list):
             stack.extend((v, join(pointer, i)) for i, v in enumerate(node))
