@@ -31,10 +31,32 @@ def _error(message: str, span: Span | None, code: str) -> GrammarError:
     )
 
 
+_FIRST: dict[int, tuple[weakref.ref[Node], tuple[RuleRef, ...], tuple[TokenRef, ...]]] = {}
+_MAX_FIRST = 16384
+register(cache_name(__name__, "first_references"), _FIRST.clear, lambda: len(_FIRST), _MAX_FIRST)
+
+
 def first_references(node: Node, tokens: list[TokenRef] | None = None) -> list[RuleRef]:
     """The first reference to each rule name in `node`, in source order (a shared
     sub-expression is visited once); with `tokens`, every token reference met is appended to
-    it as well (the same walk)."""
+    it as well (the same walk). Remembered per expression object (IR nodes are immutable):
+    a rule body is asked again when its grammar is merged into another (`merge.py`) and
+    when the merged grammar is compiled."""
+    if type(node) not in (Seq, Choice, Repeat):
+        return _first_references(node, tokens)
+    entry = _FIRST.get(id(node))
+    if entry is None or entry[0]() is not node:
+        found: list[TokenRef] = []
+        refs = _first_references(node, found)
+        if len(_FIRST) >= _MAX_FIRST:
+            _FIRST.clear()
+        entry = _FIRST[id(node)] = (weakref.ref(node), tuple(refs), tuple(found))
+    if tokens is not None:
+        tokens.extend(entry[2])
+    return list(entry[1])
+
+
+def _first_references(node: Node, tokens: list[TokenRef] | None) -> list[RuleRef]:
     seen: set[int] = set()
     names: set[str] = set()
     found: list[RuleRef] = []

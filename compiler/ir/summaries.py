@@ -162,12 +162,15 @@ def _short_circuit(node: Node, leaf: Callable[[Node], bool | None],
 
 
 def productive_node(node: Node, productive: set[str], defined: set[str] | None = None,
-                    memo: dict[int, bool] | None = None) -> bool:
+                    memo: dict[int, bool] | None = None, alive: set[int] | None = None) -> bool:
     """Whether `node` can derive a finite string, given the productive rules (names not in
-    `defined`, when given, count as productive); short-circuited (`_short_circuit`: `x{0,n}`
-    is productive without looking at x)."""
+    `defined`, when given, count as productive, and nodes whose id is in `alive` are known
+    to be productive); short-circuited (`_short_circuit`: `x{0,n}` is productive without
+    looking at x)."""
 
     def leaf(n: Node) -> bool | None:
+        if alive is not None and id(n) in alive:
+            return True
         kind = type(n)
         if kind is Literal:
             return True
@@ -450,4 +453,12 @@ def productive_among(grammar: Grammar, names: list[str]) -> set[str]:
     """The productive rules of `names` (a list closed under references, e.g. the reachable
     rules), as a least fixpoint; `productive_node` short-circuits, so this looks at far fewer
     nodes than `rule_summaries`."""
-    return rule_fixpoint(grammar, productive_node, names)
+    alive: set[int] = set()  # productive nodes stay productive as the fixpoint grows
+
+    def holds(body: Node, done: set[str]) -> bool:
+        memo: dict[int, bool] = {}
+        result = productive_node(body, done, None, memo, alive)
+        alive.update(i for i, v in memo.items() if v)
+        return result
+
+    return rule_fixpoint(grammar, holds, names)

@@ -139,7 +139,7 @@ def test_productive_rules_examine_a_wide_rule_once(monkeypatch: pytest.MonkeyPat
 
     real, calls = summaries.productive_node, []
     monkeypatch.setattr(summaries, "productive_node",
-                        lambda body, good: calls.append(body) or real(body, good))
+                        lambda body, good, *rest: calls.append(body) or real(body, good, *rest))
     names = [f"r{i}" for i in range(2000)]
     g = grammar(("root", Seq(tuple(RuleRef(n) for n in names))), *((n, lit("x")) for n in names))
     assert productive_among(g, reachable_rules(g)) == {"root", *names}

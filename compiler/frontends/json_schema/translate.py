@@ -14,6 +14,8 @@ recurse in Python.
   over the JSON types it allows; object and array members refer to the rules of their own
   conjunctions, which is how `$ref` recursion becomes grammar recursion.
 - The number of rules is bounded by `Limits.max_schema_rules`.
+- A conjunction of one scalar subschema (`leaves.py`) is translated once per content and
+  process, and shared by every rule and schema that has it.
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from .constraints import Collector
 from .dependent import dependent_branches, dependent_keyword
 from .disjointness import provably_disjoint
 from .document import SchemaDocument, join
+from .leaves import cached_leaf, leaf_key, store_leaf
 from .members import member_nodes
 from .negation import apply_nots, negatable
 from .objects import object_node
@@ -147,6 +150,18 @@ class Translator:
         return name
 
     def _body(self, conj: Conjunction, depth: int) -> Node:
+        key = leaf_key(self, conj)
+        if key is None:
+            return self._translate(conj, depth)
+        body = cached_leaf(key)
+        if body is None:
+            before = (len(self.warnings), len(self.bodies), len(self.names), len(self.kept))
+            body = self._translate(conj, depth)
+            if (len(self.warnings), len(self.bodies), len(self.names), len(self.kept)) == before:
+                store_leaf(key, body)
+        return body
+
+    def _translate(self, conj: Conjunction, depth: int) -> Node:
         parts = self.collector.flatten(conj)
         if parts is None:
             return NOTHING
