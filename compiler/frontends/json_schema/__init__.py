@@ -42,11 +42,17 @@ def schema_to_grammar(
     schema: Any,
     options: JsonSchemaOptions | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    *,
+    checked: bool = False,
 ) -> Parsed:
     """The grammar of the instances of `schema`, and what lenient mode ignored and which
-    relaxations were taken, as diagnostics with their JSON pointers (`Parsed`)."""
+    relaxations were taken, as diagnostics with their JSON pointers (`Parsed`). `checked`:
+    `schema` is JSON data (a dict or a bool) inside a document whose values were checked
+    whole (`check_scalar_values`, as a structural tag's are when it is loaded)."""
     with compile_deadline(limits):
-        translator = Translator(SchemaDocument(load_schema(schema, limits), limits),
+        data = schema if checked and isinstance(schema, (dict, bool)) else load_schema(schema,
+                                                                                        limits)
+        translator = Translator(SchemaDocument(data, limits),
                                 options or JsonSchemaOptions(), limits)
         grammar = translator.grammar()
         return Parsed(grammar, tuple(translator.warnings))

@@ -165,7 +165,7 @@ class Translator:
     def json_value(self, schema: Any, where: str, options: JsonSchemaOptions) -> RuleRef:
         """A reference to the grammar of `schema`'s instances, its errors and notes at `where`."""
         try:
-            parsed = schema_to_grammar(schema, options, self.limits)
+            parsed = schema_to_grammar(schema, options, self.limits, checked=True)
         except GrammarError as exc:
             raise exc.located(pointer=where + (exc.pointer or "")) from None
         self.diagnostics.extend(
