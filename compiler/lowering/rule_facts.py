@@ -91,16 +91,21 @@ class _OnDemand:
         self._calling = {name for name in kept if any(r.name in self._targets
                                                       for r in uses[name])}
         self._reach: dict[int, bool] = {}
+        self._enters: dict[int, bool] = {}
         self.first = FirstBytes(grammar, productive, nullable_among(grammar, order))
 
     def calls(self, rule: str) -> bool:
         return rule in self._calling
 
     def enters(self, node: Node, owner: str) -> bool:
-        targets = self._targets
-        reaches = fold(node, lambda n, kids: any(kids) or (
-            type(n) is RuleRef and n.name in targets), self._reach)  # type: ignore[union-attr]
-        return reaches and self.first.productive(node)
+        known = self._enters.get(id(node))
+        if known is None:
+            targets = self._targets
+            known = fold(node, lambda n, kids: any(kids) or (
+                type(n) is RuleRef and n.name in targets), self._reach  # type: ignore[union-attr]
+            ) and self.first.productive(node)
+            self._enters[id(node)] = known
+        return known
 
     def inlined(self, name: str) -> bool:
         return name in self._leading
