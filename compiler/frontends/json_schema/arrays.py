@@ -6,7 +6,7 @@ Position i's element is the conjunction, over the merged subschemas, of the subs
 prefix schema i if it has one, else its schema for the rest (absent: anything). A `false`
 position caps the length there.
 
-`contains: C` counts the items that match C (`contains.py`).
+`contains: C` counts the items that match C (`contains.py`); `uniqueItems` is `unique.py`'s.
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def array_node(t: "Translation", c: "Constraints", depth: int) -> Node | None:
     if c.contains:
         counted = counted_array(t, c, [position(c, i) for i in range(n_prefix)],
                                 position(c, None), lo, hi, depth)
-        return None if counted is None else _wrap(t, counted[0], counted[1], depth)
+        return None if counted is None else bracketed(t, counted[0], counted[1], depth)
     sep = t.layout.item(depth)
     element = [t.member(position(c, i), depth + 1) for i in range(n_prefix)]
     tail: Node = EMPTY
@@ -57,14 +57,14 @@ def array_node(t: "Translation", c: "Constraints", depth: int) -> Node | None:
             tail = Repeat(Seq((sep, rest)), max(more_lo - 1, 0),
                           None if more_hi is None else more_hi - 1)
             body = Seq((first, tail))
-            return _wrap(t, body, lo == 0, depth)
+            return bracketed(t, body, lo == 0, depth)
         tail = Repeat(Seq((sep, rest)), more_lo, more_hi)
     for i in range(n_prefix - 1, 0, -1):
         step = Seq((sep, element[i], tail))
         tail = step if i < lo else Repeat(step, 0, 1)
     if n_prefix == 0:
-        return _wrap(t, None, True, depth)
-    return _wrap(t, Seq((element[0], tail)), lo == 0, depth)
+        return bracketed(t, None, True, depth)
+    return bracketed(t, Seq((element[0], tail)), lo == 0, depth)
 
 
 def count_bound(t: "Translation", c: "Constraints", lo: int, hi: int | None, what: str) -> None:
@@ -77,7 +77,7 @@ def count_bound(t: "Translation", c: "Constraints", lo: int, hi: int | None, wha
             raise budget.located(pointer=c.count_pointers.get(keyword, ""))
 
 
-def _wrap(t: "Translation", body: Node | None, may_be_empty: bool, depth: int) -> Node:
+def bracketed(t: "Translation", body: Node | None, may_be_empty: bool, depth: int) -> Node:
     """`[ ]` when `may_be_empty`, and `[ body ]` when there is a body."""
     alts: list[Node] = []
     if may_be_empty:

@@ -100,6 +100,8 @@ class Constraints:
     string_pointer: str = ""
     arrays: list[ArrayPart] = field(default_factory=list)
     contains: list[Contains] = field(default_factory=list)
+    unique: str | None = None
+    """The pointer of a `uniqueItems: true` in force (`unique.py`), or None."""
     min_items: int = 0
     max_items: int | None = None
     objects: list[ObjectPart] = field(default_factory=list)

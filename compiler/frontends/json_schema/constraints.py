@@ -54,12 +54,11 @@ from .formats import is_known_format
 from .values import canonical, exact_number, is_number, json_type, number_digits
 from .vocabularies import VALIDATING
 
-UNSUPPORTED = ("uniqueItems", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef",
-               "$recursiveRef")
+UNSUPPORTED = ("unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$recursiveRef")
 """Keywords whose validation is not supported (in general: `_special` takes the trivial forms)."""
-POSITIVE = ("contains", "minContains", "maxContains", "dependentSchemas")
+POSITIVE = ("contains", "minContains", "maxContains", "dependentSchemas", "uniqueItems")
 """Keywords supported where they must hold, not inside a negated subschema (`contains.py`,
-`dependent.py`)."""
+`dependent.py`, `unique.py`)."""
 PRESENCE = ("dependentRequired", "dependencies")
 """Keywords supported in their property-list form only."""
 HANDLED = frozenset((
@@ -192,7 +191,12 @@ class Collector:
 
     def _special(self, c: Constraints, schema: dict[str, Any], keyword: str, pointer: str) -> None:
         value = schema[keyword]
-        if keyword == "uniqueItems" and value is False:
+        if keyword == "uniqueItems":
+            if not isinstance(value, bool):
+                raise GrammarError(f"uniqueItems must be a boolean, got {value!r}",
+                                   pointer=join(pointer, keyword), code="invalid-schema")
+            if value:
+                c.unique = c.unique or join(pointer, keyword)
             return
         if keyword in ("minContains", "maxContains"):
             return  # annotations without `contains`, read by it beside it

@@ -51,6 +51,8 @@ def member_nodes(t: "Translation", c: "Constraints", depth: int) -> list[Node]:
         if not i & 1023:
             deadline.check()
         kind = json_type(v)
+        if c.unique and kind == "array" and len({canonical(x) for x in v}) < len(v):
+            continue  # two equal items: not unique
         if c.structured and kind in ("array", "object"):
             if position is None:
                 position = {key: j for j, key in enumerate(c.values or ())}

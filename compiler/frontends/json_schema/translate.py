@@ -49,6 +49,7 @@ from .options import JsonSchemaOptions, Layout
 from .scalars import number_text, string_text
 from .strings import spelling_note
 from .translation import remaining, unsupported
+from .unique import unique_array
 from .values import canonical
 
 Key = tuple[Conjunction, int]
@@ -247,7 +248,7 @@ class Translator:
                 if (note := spelling_note(node, c.string_pointer)) is not None:
                     self.warn(note)
         if "array" in c.types:
-            node = array_node(self, c, depth)
+            node = unique_array(self, c, depth) if c.unique else array_node(self, c, depth)
             if node is not None:
                 alts.append(node)
         if "object" in c.types:
