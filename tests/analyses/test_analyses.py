@@ -26,7 +26,7 @@ from grammask.compiler.analyses import (
 from grammask.compiler.ir.summaries import productive_rules
 from grammask.compiler.ir.summaries import nullable_rules
 from grammask.compiler.analyses.common import show_bytes
-from grammask.compiler.ir.summaries import fold
+from grammask.compiler.ir.summaries import FirstBytes, fold, nullable_among, rule_summaries
 from grammask.compiler.analyses.recursion import left_refs
 from grammask.compiler.support.diagnostics import Diagnostic
 from grammask.compiler.ir.nodes import (
@@ -41,6 +41,7 @@ from grammask.compiler.ir.nodes import (
     Rule,
     RuleRef,
     Seq,
+    walk,
 )
 from grammask.compiler.support.diagnostics import Span
 from grammask.compiler.support.limits import DEFAULT_LIMITS, Limits
@@ -130,6 +131,28 @@ def test_productive_rules_are_those_with_a_finite_derivation(g: Grammar) -> None
     assert productive_rules(g) == finite
     reachable = reachable_rules(g)
     assert productive_among(g, reachable) == finite & set(reachable)
+
+
+@settings(max_examples=examples(200))
+@given(grammars(max_rules=5))
+def test_on_demand_summaries_equal_the_full_ones(g: Grammar) -> None:
+    """`nullable_among` and `FirstBytes` (what the facts of a lazily built table ask,
+    `lowering/rule_facts.py`) give `rule_summaries`' nullability and first bytes, for every
+    rule and every productive node."""
+    reachable = reachable_rules(g)
+    summary, memos = rule_summaries(g, reachable)
+    productive = {name for name, s in summary.items() if s[0]}
+    nullable = nullable_among(g, reachable)
+    assert nullable == {name for name, s in summary.items() if s[1]}
+    first = FirstBytes(g, productive, nullable)
+    for name in productive:
+        assert first.rule_first(name) == summary[name][2]
+        body = g.by_name[name].body
+        for node in walk(body):
+            s = memos[name][id(node)]
+            assert first.productive(node) == s[0]
+            if s[0]:
+                assert (first.first(node), first.nullable(node)) == (s[2], s[1])
 
 
 def test_productive_rules_examine_a_wide_rule_once(monkeypatch: pytest.MonkeyPatch) -> None:
