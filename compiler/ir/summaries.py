@@ -1,7 +1,8 @@
 """Summaries of grammar IR, the one place they are computed: the (productive, nullable, first
 bytes, last bytes) `Summary` of expressions (`summarize`) and rules (`rule_summaries`; the
-nullable rules are read from it), and productivity alone (`productive_node`, short-circuited,
-which looks at far fewer nodes when nothing else is asked).
+nullable rules are read from it), and, short-circuited for when little is asked, productivity
+alone (`productive_node`), nullability alone (`nullable_node`) and first bytes on demand
+(`FirstBytes`, which looks only at what can come first: the facts of a lazily built table).
 
 Data layout: a summary of an expression is computed bottom-up by `fold` (children first, each
 shared sub-expression once, an explicit stack: nesting depth is not limited by recursion), and
