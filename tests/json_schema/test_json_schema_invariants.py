@@ -178,6 +178,15 @@ def check_valid(schema: Any, data: bytes) -> bool:
     return True
 
 
+def walk_validates(schema: Any, rng: random.Random, max_steps: int = 60) -> None:
+    """A random constrained walk over `schema` compiled for the small vocabulary, if it
+    finishes, is a valid instance (`check_valid`)."""
+    vocab = small_vocabulary()
+    text = walk(compile_json_schema(schema, vocab), vocab, rng, max_steps)
+    if text is not None:
+        check_valid(schema, text)
+
+
 @functools.lru_cache(maxsize=64)
 def compiled_sample(schema_id: str) -> Any:
     return compile_json_schema(sample()[schema_id], Vocabulary.default())
