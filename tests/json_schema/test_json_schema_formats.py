@@ -22,7 +22,7 @@ from ..support.paths import DATA, JSON_SCHEMA_SUITE
 
 VENDORED = DATA / "json_schema_formats.json"
 SUITE = JSON_SCHEMA_SUITE / "optional" / "format"
-UNSUPPORTED = ("idn-email", "idn-hostname", "iri", "iri-reference", "regex")
+UNSUPPORTED = ("idn-email", "idn-hostname", "regex")
 
 
 @functools.cache
@@ -357,3 +357,58 @@ def test_an_unknown_format_is_an_annotation(vocab) -> None:  # type: ignore[no-u
     # Formats grammask knows but cannot assert stay errors.
     with pytest.raises(GrammarError, match="'idn-hostname' is not supported"):
         compile_json_schema({"type": "string", "format": "idn-hostname"}, vocab)
+
+
+# IRIs (RFC 3987) against URIs (RFC 3986, checked above on the suite): an ASCII text is an IRI
+# exactly when it is a URI; one whose other characters are all `ucschar` exactly when its
+# UTF-8 percent-encoding (RFC 3987 section 3.1) is a URI; `iprivate` characters are allowed in
+# queries only, and other characters nowhere.
+UCSCHAR = "\u00e9\u4e2d\ufdf0\U0001f600\U000e1000"
+IPRIVATE = "\ue000\U000f0000\U0010fffd"
+OUTSIDE = "\u0080\ufdd0\ufffe\U0001fffe\U000e0001"
+PIECE = st.text(alphabet=st.sampled_from("aZ09-._~!$&'()*+,;=:@%2F/?#[]" + UCSCHAR),
+                max_size=5)
+
+
+def percent_encoded(text: str) -> str:
+    return "".join(c if ord(c) < 128 else "".join(f"%{b:02X}" for b in c.encode("utf-8"))
+                   for c in text)
+
+
+@st.composite
+def iri_like(draw: st.DrawFn, extra: str = "") -> str:
+    piece = PIECE if not extra else st.text(alphabet=st.sampled_from(
+        "aZ09-._~:@/?" + UCSCHAR + extra), max_size=5)
+    text = draw(st.sampled_from(["", "http:", "urn:", "h\u00e9:", "a+b:"]))
+    if draw(st.booleans()):
+        text += "//" + draw(piece) + draw(st.sampled_from(["", "@", ":80", "@h:1"]))
+        text += draw(st.sampled_from(["", "[::1]", "[v1.x]", "1.2.3.4"]))
+    for _ in range(draw(st.integers(0, 3))):
+        text += "/" + draw(piece)
+    if draw(st.booleans()):
+        text += "?" + draw(piece)
+    if draw(st.booleans()):
+        text += "#" + draw(piece)
+    return text
+
+
+@given(text=iri_like())
+@settings(max_examples=examples(300))
+def test_iri_is_a_uri_once_percent_encoded(text: str) -> None:
+    for iri, uri in (("iri", "uri"), ("iri-reference", "uri-reference")):
+        assert matches(iri, text) == matches(uri, percent_encoded(text)), (iri, text)
+        if text.isascii():
+            assert matches(iri, text) == matches(uri, text), (iri, text)
+
+
+@given(text=iri_like(IPRIVATE + OUTSIDE))
+@settings(max_examples=examples(300))
+def test_iri_private_and_outside_characters(text: str) -> None:
+    for iri, uri in (("iri", "uri"), ("iri-reference", "uri-reference")):
+        if matches(iri, text):
+            assert matches(uri, percent_encoded(text)), (iri, text)
+            assert not any(c in OUTSIDE for c in text), (iri, text)
+            end = text.find("#") if "#" in text else len(text)
+            start = text.find("?", 0, end)
+            rest = text if start < 0 else text[:start] + text[end:]
+            assert not any(c in IPRIVATE for c in rest), (iri, text)

@@ -30,13 +30,15 @@ prose, the suite is followed:
 - ipv4, ipv6: RFC 3986 `IPv4address` (0-255, no leading zeros) and `IPv6address` (RFC 4291 text
   forms: every `::` compression, an IPv4 tail); no zone id, no brackets.
 - uuid (RFC 4122): 8-4-4-4-12 hexadecimal digits, either case, any version and variant.
-- uri, uri-reference (RFC 3986 `URI` and `URI-reference`).
+- uri, uri-reference (RFC 3986 `URI` and `URI-reference`); iri, iri-reference (RFC 3987 `IRI`
+  and `IRI-reference`: the same with `ucschar` among the unreserved characters and `iprivate`
+  in queries).
 - uri-template (RFC 6570 level 4 syntax, with verified erratum 6937 that admits `'` in literals).
 - json-pointer (RFC 6901), relative-json-pointer (draft-bhutton-relative-json-pointer-00, the
   reference of draft 2020-12: a non-negative integer, an optional index manipulation, a `+` or
   `-` then a positive integer, as in `0+1` or `1-2/foo`, then a JSON pointer or `#`).
 
-idn-email, idn-hostname, iri, iri-reference and regex, and every name not listed, raise
+idn-email, idn-hostname and regex, and every name not listed, raise
 `GrammarError` with code `unsupported-format`.
 """
 from __future__ import annotations
@@ -133,6 +135,33 @@ relative_part = f"(//{authority}{path_abempty}|{path_absolute}|{path_noscheme}|)
 relative_ref = rf"{relative_part}(\?{query})?(#{fragment})?"
 URI_reference = f"({URI}|{relative_ref})"
 
+# RFC 3987 section 2.2: the URI productions with `ucschar` among the unreserved characters and
+# `iprivate` in queries (IP-literal, IPv4address, port, scheme, pct-encoded as in RFC 3986)
+ucschar = (r"\xa0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef" + "".join(
+    f"\\U{plane:04x}0000-\\U{plane:04x}fffd" for plane in range(1, 14)
+) + r"\U000e1000-\U000efffd")
+iprivate = r"\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
+iunreserved = f"([A-Za-z0-9._~-]|[{ucschar}])"
+ipchar = f"({iunreserved}|{pct_encoded}|{sub_delims}|[:@])"
+iuserinfo = f"({iunreserved}|{pct_encoded}|{sub_delims}|:)*"
+ireg_name = f"({iunreserved}|{pct_encoded}|{sub_delims})*"
+ihost = f"({IP_literal}|{IPv4address}|{ireg_name})"
+iauthority = f"({iuserinfo}@)?{ihost}(:{port})?"
+isegment = f"{ipchar}*"
+isegment_nz = f"{ipchar}+"
+isegment_nz_nc = f"({iunreserved}|{pct_encoded}|{sub_delims}|@)+"
+ipath_abempty = f"(/{isegment})*"
+ipath_absolute = f"/({isegment_nz}(/{isegment})*)?"
+ipath_noscheme = f"{isegment_nz_nc}(/{isegment})*"
+ipath_rootless = f"{isegment_nz}(/{isegment})*"
+ihier_part = f"(//{iauthority}{ipath_abempty}|{ipath_absolute}|{ipath_rootless}|)"
+iquery = f"({ipchar}|[{iprivate}]|[/?])*"
+ifragment = f"({ipchar}|[/?])*"
+IRI = rf"{scheme}:{ihier_part}(\?{iquery})?(#{ifragment})?"
+irelative_part = f"(//{iauthority}{ipath_abempty}|{ipath_absolute}|{ipath_noscheme}|)"
+irelative_ref = rf"{irelative_part}(\?{iquery})?(#{ifragment})?"
+IRI_reference = f"({IRI}|{irelative_ref})"
+
 # RFC 1123 section 2.1 (with RFC 952 labels)
 let_dig = "[A-Za-z0-9]"
 ldh_str = f"[A-Za-z0-9-]*{let_dig}"
@@ -190,10 +219,6 @@ address_literal = rf"\[({IPv4_address_literal}|{IPv6_address_literal})\]"
 Mailbox = f"{local_part}@({domain}|{address_literal})"
 
 # RFC 6570 section 2 (literals as corrected by erratum 6937)
-ucschar = (r"\xa0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef" + "".join(
-    f"\\U{plane:04x}0000-\\U{plane:04x}fffd" for plane in range(1, 14)
-) + r"\U000e1000-\U000efffd")
-iprivate = r"\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
 literals = rf"([\x21\x23\x24\x26-\x3b\x3d\x3f-\x5b\x5d\x5f\x61-\x7a\x7e{ucschar}{iprivate}]|{pct_encoded})"
 operator = "[+#./;?&=,!@|]"
 varchar = f"([A-Za-z0-9_]|{pct_encoded})"
@@ -241,6 +266,8 @@ _BUILDERS: dict[str, Callable[[], Node]] = {
     "uuid": _pattern(f"{HEXDIG}{{8}}-{HEXDIG}{{4}}-{HEXDIG}{{4}}-{HEXDIG}{{4}}-{HEXDIG}{{12}}"),
     "uri": _pattern(URI),
     "uri-reference": _pattern(URI_reference),
+    "iri": _pattern(IRI),
+    "iri-reference": _pattern(IRI_reference),
     "uri-template": _pattern(URI_Template),
     "json-pointer": _pattern(json_pointer),
     "relative-json-pointer": _pattern(relative_json_pointer),
@@ -252,9 +279,6 @@ KNOWN_FORMATS: tuple[str, ...] = tuple(_BUILDERS)
 _UNSUPPORTED = {
     "idn-email": "internationalized addresses need IDNA2008 and Unicode property tables",
     "idn-hostname": "IDNA2008 validity needs Punycode decoding and Unicode property tables",
-    "iri": "internationalized identifiers are not supported; format 'uri' covers ASCII ones",
-    "iri-reference": "internationalized references are not supported; format 'uri-reference' "
-                     "covers ASCII ones",
     "regex": "the ECMA-262 pattern language is not regular (nested groups)",
 }
 
