@@ -322,22 +322,26 @@ def compile_json_schema(
     limits: Limits = DEFAULT_LIMITS,
     precompute: bool = False,
     cache: CompileCache | None = None,
+    resources: Mapping[str, Any] | None = None,
     **option_fields: Any,
 ) -> CompiledGrammar:
     """Compile a JSON Schema against `vocab`. Options come as a `JsonSchemaOptions` or as its
-    fields (`strict=True`, `lenient=True`, `whitespace="compact"`, ...)."""
+    fields (`strict=True`, `lenient=True`, `whitespace="compact"`, ...). `resources` maps
+    absolute URIs to the other documents its `$ref`s may reach (nothing is fetched)."""
     if options is None:
         options = JsonSchemaOptions(**option_fields)
     elif option_fields:
         raise TypeError("pass either options= or option fields, not both")
     if cache is not None:
         return _cached(cache, "json_schema", schema, vocab, limits, dict(
-            options=dataclasses.asdict(options), precompute=precompute),
+            options=dataclasses.asdict(options), precompute=precompute,
+            resources=dict(resources or {})),
             lambda: compile_json_schema(schema, vocab, options=options, limits=limits,
-                                        precompute=precompute))
+                                        precompute=precompute, resources=resources))
     with compile_deadline(limits):
-        return compile_parsed_schema(schema_to_grammar(schema, options, limits), vocab,
-                                     limits=limits, precompute=precompute)
+        return compile_parsed_schema(
+            schema_to_grammar(schema, options, limits, resources=resources), vocab,
+            limits=limits, precompute=precompute)
 
 
 def compile_parsed_schema(parsed: Parsed, vocab: Vocabulary, *, limits: Limits = DEFAULT_LIMITS,

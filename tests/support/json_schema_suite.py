@@ -21,7 +21,16 @@ from grammask.runtime import Matcher, Vocabulary
 from .paths import DATA
 
 SUITE = DATA / "json-schema-test-suite" / "draft2020-12"
+REMOTES = DATA / "json-schema-test-suite" / "remotes"
 RATCHET = DATA / "json_schema_suite_passing.json"
+
+
+@functools.lru_cache(maxsize=1)
+def remotes() -> dict[str, object]:
+    """The suite's remote documents, by the URI its tests give them (served, in the suite's
+    own harness, at http://localhost:1234/): passed as `resources`, never fetched."""
+    return {f"http://localhost:1234/{path.relative_to(REMOTES).as_posix()}":
+            json.loads(path.read_text(encoding="utf-8")) for path in sorted(REMOTES.rglob("*.json"))}
 
 
 @dataclass
@@ -66,7 +75,8 @@ def run_group(name: str, group: dict, **options: object) -> GroupResult:
     """Compile one group and check every instance."""
     result = GroupResult(name)
     try:
-        compiled = compile_json_schema(group["schema"], byte_vocabulary(), **options)
+        compiled = compile_json_schema(group["schema"], byte_vocabulary(),
+                                       resources=remotes(), **options)
     except GrammarError as exc:
         result.error = f"{exc.code}: {exc}"
         return result

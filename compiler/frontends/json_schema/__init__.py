@@ -7,6 +7,7 @@ with `lenient=True`, a warning in `CompiledGrammar.notes` and a documented relax
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ...support.deadline import compile_deadline
@@ -44,15 +45,22 @@ def schema_to_grammar(
     limits: Limits = DEFAULT_LIMITS,
     *,
     checked: bool = False,
+    resources: Mapping[str, Any] | None = None,
 ) -> Parsed:
     """The grammar of the instances of `schema`, and what lenient mode ignored and which
     relaxations were taken, as diagnostics with their JSON pointers (`Parsed`). `checked`:
     `schema` is JSON data (a dict or a bool) inside a document whose values were checked
-    whole (`check_scalar_values`, as a structural tag's are when it is loaded)."""
+    whole (`check_scalar_values`, as a structural tag's are when it is loaded).
+    `resources` maps absolute URIs to the schemas a `$ref` may reach outside `schema` (each
+    loaded as `schema` is); nothing is fetched."""
     with compile_deadline(limits):
         data = schema if checked and isinstance(schema, (dict, bool)) else load_schema(schema,
                                                                                         limits)
-        translator = Translator(SchemaDocument(data, limits),
+        if resources is not None and not isinstance(resources, Mapping):
+            raise GrammarError(f"resources must map URIs to schemas, got "
+                               f"{type(resources).__name__}", code="invalid-schema")
+        loaded = {uri: load_schema(s, limits) for uri, s in (resources or {}).items()}
+        translator = Translator(SchemaDocument(data, limits, loaded),
                                 options or JsonSchemaOptions(), limits)
         grammar = translator.grammar()
         return Parsed(grammar, tuple(translator.warnings))

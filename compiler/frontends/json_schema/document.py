@@ -8,6 +8,10 @@ Invariants:
   base; `$anchor`, `$dynamicAnchor` and fragment-only ids (`"$id": "#foo"`, drafts 6/7) name
   anchors. A reference resolves to a pointer in this document or raises `GrammarError`
   (`unsupported-ref` for a remote document, `invalid-ref` for a target that does not exist).
+- Other documents come only from `resources` (absolute URI -> schema; nothing is fetched):
+  each is indexed as if embedded, under the pointer prefix `URI#` (so its subschemas are
+  `http://x/a.json#/$defs/b`, the address an error names), with `URI` as its base. A
+  resource declares no other draft than the document's (`unsupported-ref` at its `$schema`).
 - Indexing is iterative: nesting depth is bounded by `Limits.max_schema_depth`, not the stack.
 - The document is read by the draft of its root `$schema` (`vocabularies.py`): `at(pointer)`
   holds only the keywords in force in that draft (`vocabulary`) beside annotations and
@@ -22,6 +26,7 @@ Invariants:
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
@@ -80,11 +85,14 @@ class SchemaDocument:
     `minimum`), `draft3` for draft 03 (its `divisibleBy`, `extends`, `disallow`, boolean
     `required`, schemas and `any` in `type`)."""
 
-    def __init__(self, root: Any, limits: Limits) -> None:
+    def __init__(self, root: Any, limits: Limits,
+                 resources: Mapping[str, Any] | None = None) -> None:
         if not isinstance(root, (dict, bool)):
             raise GrammarError(f"a schema must be an object or a boolean, got {type(root).__name__}",
                                code="invalid-schema")
         self.root = root
+        self._roots: dict[str, Any] = {"": root}
+        """The document (the root, or a resource) of each pointer prefix."""
         self.limits = limits
         self.schemas: dict[str, Any] = {}
         self.base: dict[str, str] = {}
@@ -96,6 +104,25 @@ class SchemaDocument:
         self.plain_integers = self.dialect in LEGACY_DRAFTS[:2]
         self.draft3 = self.dialect == LEGACY_DRAFTS[0]
         self._index("", root, _DEFAULT_BASE, 0)
+        for uri, schema in (resources or {}).items():
+            self._add_resource(uri, schema)
+
+    def _add_resource(self, uri: Any, schema: Any) -> None:
+        url, fragment = urldefrag(uri) if isinstance(uri, str) else ("", "")
+        if not url or fragment or ":" not in url:
+            raise GrammarError(f"a resource is named by an absolute URI without a fragment, "
+                               f"got {uri!r}", code="invalid-schema")
+        prefix = url + "#"
+        if not isinstance(schema, (dict, bool)):
+            raise GrammarError(f"a schema must be an object or a boolean, got "
+                               f"{type(schema).__name__}", pointer=prefix, code="invalid-schema")
+        if isinstance(schema, dict) and "$schema" in schema and dialect(schema) != self.dialect:
+            raise GrammarError(f"resource {url} declares another draft than the document "
+                               f"({schema['$schema']!r})", pointer=join(prefix, "$schema"),
+                               code="unsupported-ref")
+        self._roots[prefix] = schema
+        self.resources.setdefault(url, prefix)
+        self._index(prefix, schema, url, 0)
 
     def at(self, pointer: str) -> Any:
         """The subschema at `pointer`, as the document's draft reads it."""
@@ -215,7 +242,8 @@ class SchemaDocument:
         url, fragment = _resolve_uri(self.base[pointer], ref, where)
         if url not in self.resources:
             raise GrammarError(f"reference {ref!r} points outside this document "
-                               f"({url}); only local references are supported",
+                               f"({url}); give that document in resources={{uri: schema}} "
+                               "(nothing is fetched)",
                                pointer=where, code="unsupported-ref")
         fragment = unquote(fragment)
         if fragment and not fragment.startswith("/"):
@@ -234,8 +262,9 @@ class SchemaDocument:
     def _pointer_into_value(self, target: str, where: str, ref: str) -> str:
         """Index a pointer into a part of the document that is not a known subschema (a
         reference into `properties` of an unknown keyword, say), if it holds a schema."""
-        node: Any = self.root
-        for token in target.split("/")[1:]:
+        prefix = max((p for p in self._roots if target.startswith(p)), key=len)
+        node: Any = self._roots[prefix]
+        for token in target[len(prefix):].split("/")[1:]:
             token = _unescape(token)
             if isinstance(node, dict) and token in node:
                 node = node[token]
