@@ -71,8 +71,13 @@ def listed_objects(schema: Any) -> bool:
         elif isinstance(node, dict):
             values = [node.get("const")] + (node["enum"] if isinstance(node.get("enum"), list)
                                             else [])
-            if any("{" in json.dumps(v) for v in values):
-                return True
+            inside = list(values)
+            while inside:
+                v = inside.pop()
+                if isinstance(v, dict):
+                    return True
+                if isinstance(v, list):
+                    inside.extend(v)
             stack.extend(v for k, v in node.items() if k not in ("enum", "const"))
     return False
 
