@@ -56,7 +56,8 @@ def test_errors_inside_a_resource_name_its_address() -> None:
 @pytest.mark.parametrize("resources, code, where", [
     ({"person.json": {}}, "invalid-schema", ""),
     ({PEOPLE + "#/x": {}}, "invalid-schema", ""),
-    ({PEOPLE: 3}, "invalid-schema", ""),
+    ({PEOPLE: 3}, "invalid-schema", PEOPLE + "#"),
+    ({PEOPLE: {"enum": ["\udc00"]}}, "invalid-schema", PEOPLE + "#/enum/0"),
     ({PEOPLE: {"$schema": "http://json-schema.org/draft-07/schema#"}}, "unsupported-ref",
      PEOPLE + "#/$schema"),
     ([PEOPLE], "invalid-schema", ""),
@@ -76,3 +77,10 @@ def test_the_compile_cache_keys_on_resources() -> None:
     longer = compile_json_schema({"$ref": PEOPLE}, byte_vocabulary(), resources=other,
                                  cache=cache)
     assert not accepts(short, '{"name": "annabel"}') and accepts(longer, '{"name": "annabel"}')
+
+
+def test_a_resource_that_is_not_json_names_itself_at_its_line_and_column() -> None:
+    with pytest.raises(GrammarError) as info:
+        compile_json_schema({"$ref": PEOPLE}, byte_vocabulary(), resources={PEOPLE: '{"a": }'})
+    assert (info.value.source, info.value.line, info.value.column) == (PEOPLE, 1, 7)
+    assert info.value.code == "invalid-schema"

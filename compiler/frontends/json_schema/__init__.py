@@ -59,8 +59,19 @@ def schema_to_grammar(
         if resources is not None and not isinstance(resources, Mapping):
             raise GrammarError(f"resources must map URIs to schemas, got "
                                f"{type(resources).__name__}", code="invalid-schema")
-        loaded = {uri: load_schema(s, limits) for uri, s in (resources or {}).items()}
+        loaded = {uri: _resource(uri, s, limits) for uri, s in (resources or {}).items()}
         translator = Translator(SchemaDocument(data, limits, loaded),
                                 options or JsonSchemaOptions(), limits)
         grammar = translator.grammar()
         return Parsed(grammar, tuple(translator.warnings))
+
+
+def _resource(uri: Any, schema: Any, limits: Limits) -> Any:
+    """A resource loaded as `load_schema` loads a schema; its errors name the resource (the
+    `source` of a JSON text's line:col, the address `URI#...` of a pointer)."""
+    try:
+        return load_schema(schema, limits)
+    except GrammarError as exc:
+        if exc.line is not None:
+            raise exc.located(source=str(uri)) from None
+        raise exc.located(pointer=f"{uri}#{exc.pointer or ''}") from None
