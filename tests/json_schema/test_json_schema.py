@@ -370,3 +370,13 @@ def test_counts_past_max_repeat_name_their_keyword(schema: dict, pointer: str | 
         compiled(schema)
     assert info.value.code == "budget" and info.value.pointer == pointer
     assert "max_repeat" in info.value.message
+
+
+def test_a_cached_string_leaf_never_refers_to_another_schemas_rules() -> None:
+    """A long string reuses its document's chunk rules; its body is not shared with the next
+    schema, whose grammar has no such rules (it once failed there with `undefined-rule`)."""
+    clear_caches()
+    long = {"type": "string", "minLength": 1, "maxLength": 1024}
+    compiled({"properties": {"a": dict(long), "b": dict(long)}})
+    compiled({"properties": {"c": dict(long)}})
+    compiled(dict(long))

@@ -8,7 +8,8 @@ body is a choice of scalar spellings that refers to no rule, so it depends on no
 subschema's assertions, the document's draft, the options and the limits. `leaf_key` gives
 that content as a key (None for anything else); `Translator._body` looks a leaf up before
 translating it and stores the body after, unless the translation warned (a warning names
-its pointer) or made rules of its own. Annotations are left out of the key, so tools that
+its pointer) or referred to a rule (a long string's chunk rules are the
+translation's own, made or reused). Annotations are left out of the key, so tools that
 describe their `query` parameters differently share one body.
 
 The cache is process-wide, least recently used first out, bounded by `MAX_LEAVES` entries

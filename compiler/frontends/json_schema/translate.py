@@ -75,6 +75,9 @@ class Translator:
         """Pointers of the schemas `members.py` made, by the canonical value they stand for."""
         self.string_sets: dict = {}
         """`string_sets.strings_of`'s languages, by conjunction and side."""
+        self.references = 0
+        """How many rule references `ref`, `kept_rule` and `rule` have handed out (a body
+        that took one refers to a rule of this translation, so it is never shared)."""
 
     def grammar(self) -> Grammar:
         """The grammar of the whole document: its root value and nothing else."""
@@ -90,6 +93,7 @@ class Translator:
 
     def ref(self, conj: Conjunction, depth: int) -> Node:
         """A reference to the rule of `conj` at `depth` (queued on first use)."""
+        self.references += 1
         if self.layout.indented and depth > self.options.max_indent_depth:
             return NOTHING
         depth = depth if self.layout.indented else 0
@@ -112,6 +116,7 @@ class Translator:
     def kept_rule(self, hint: str, body: Node) -> RuleRef:
         """The rule named `hint` with `body`, kept as a rule (`Rule.kept`); made once per
         translation, so every use of `hint` must mean the same body."""
+        self.references += 1
         if hint not in self.kept:
             self.kept[hint] = self.rule(hint, body).name
         return RuleRef(self.kept[hint])
@@ -119,6 +124,7 @@ class Translator:
     def rule(self, hint: str, body: Node) -> RuleRef:
         """A new rule named after `hint` with the given body (for parts of a subschema that
         should stay apart, such as the members of a large object)."""
+        self.references += 1
         if len(self.names) + len(self.bodies) >= 2 * self.limits.max_schema_rules:
             raise self.limits.exceeded("max_schema_rules", len(self.bodies) + 1,
                                        "grammar rules for the schema's subschemas")
@@ -156,9 +162,9 @@ class Translator:
             return self._translate(conj, depth)
         body = cached_leaf(key)
         if body is None:
-            before = (len(self.warnings), len(self.bodies), len(self.names), len(self.kept))
+            before = (len(self.warnings), self.references)
             body = self._translate(conj, depth)
-            if (len(self.warnings), len(self.bodies), len(self.names), len(self.kept)) == before:
+            if (len(self.warnings), self.references) == before:
                 store_leaf(key, body)
         return body
 
