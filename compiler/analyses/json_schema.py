@@ -446,7 +446,7 @@ def _unused_definitions(doc: SchemaDocument, positions: JsonPositions | None) ->
     children: dict[str, list[str]] = {}
     definitions: list[str] = []
     for pointer in doc.schemas:
-        if not pointer:
+        if not pointer or pointer in doc.made:
             continue
         parent = _parent(pointer, doc.schemas)
         keyword = pointer[len(parent):].split("/")[1]

@@ -201,6 +201,20 @@ def test_bound_is_an_error_naming_it() -> None:
     compile_json_schema(schema, byte_vocabulary(), limits=Limits(max_unordered_properties=4))
 
 
+def test_a_long_count_of_extra_members_recurses_no_deeper() -> None:
+    """Counting members up to `minProperties` builds a chain of states as long as the count;
+    it once recursed as deep (RecursionError at 1,000). Past the DFA budget it is that
+    budget's error; the count is exact."""
+    for schema in ({"type": "object", "minProperties": 1500},
+                   {"type": "object", "properties": {"a": {}}, "minProperties": 1500}):
+        with pytest.raises(BudgetExceeded):
+            compile_json_schema(schema, byte_vocabulary(), property_order="any")
+    g = compile_json_schema({"type": "object", "properties": {"a": {}}, "minProperties": 40},
+                            byte_vocabulary(), property_order="any")
+    text = "{" + ",".join(f'"k{i}": 1' for i in range(40)) + "}"
+    assert accepts(g, text) and not accepts(g, text.replace('"k7": 1,', ""))
+
+
 def test_bad_property_order() -> None:
     with pytest.raises(ValueError, match="property_order"):
         compile_json_schema({}, byte_vocabulary(), property_order="sorted")

@@ -118,10 +118,13 @@ def test_negation_examples(schema: dict[str, Any], valid: list[Any], invalid: li
 
 
 def test_negations_that_are_not_expressible() -> None:
-    for schema in ({"not": {"properties": {"a": {"type": "string"}}}},
+    # Each needs "some member or item, not a listed one, breaks a schema" (violations.py).
+    for schema in ({"not": {"patternProperties": {"^a": {"type": "string"}}}},
                    {"oneOf": [{"properties": {"a": {"type": "integer"}}, "required": ["a"]},
-                              {"properties": {"b": {"type": "integer"}}, "required": ["b"]}]},
-                   {"if": {"properties": {"a": {"const": 1}}}, "else": {"required": ["b"]}}):
+                              {"additionalProperties": False}]},
+                   {"if": {"propertyNames": {"maxLength": 2}}, "else": {"required": ["b"]}},
+                   {"not": {"prefixItems": [{}], "items": {"type": "string"}}},
+                   {"not": {"contains": {"type": "string"}}}):
         with pytest.raises(GrammarError) as exc:
             compile_json_schema(schema, byte_vocabulary())
         assert exc.value.code == "unsupported-keyword"

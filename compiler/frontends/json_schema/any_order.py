@@ -75,6 +75,9 @@ def unordered_object(t: "Translation", c: "Constraints", members: list[tuple[Nod
             return node
         deadline.check()
         after = bump(count)
+        if extra is not None and after != count and (seen, after) not in states:
+            for k in range(cap, count, -1):  # the chain of extra members, from its far end,
+                state(seen, k)               # so that no recursion is as deep as the count
         alts: list[Node] = []
         if room(count):
             for i, (kv, _) in enumerate(members):

@@ -97,8 +97,8 @@ class Collector:
         return None
 
     def flatten(self, conj: Conjunction) -> list[Location] | None:
-        """The locations of `conj` with `$ref` and `allOf` expanded and each `not` as a
-        negated location; a negated location is expanded where that keeps it a conjunction:
+        """The locations of `conj` with `$ref`, `allOf` and aliases (`SchemaDocument.aliases`)
+        expanded and each `not` as a negated location; a negated location is expanded where that keeps it a conjunction:
         the negation of `not: A` is A, of `anyOf` the negations of its branches, of a lone
         `$ref` the negation of its target. None if one part is `false`."""
         todo = list(reversed(conj))
@@ -110,6 +110,9 @@ class Collector:
                 continue
             seen.add(loc)
             pointer, ignored = loc
+            if pointer in self.doc.aliases:
+                todo.append((self.doc.aliases[pointer], ignored))
+                continue
             schema = self.doc.at(pointer)
             if NEGATED in ignored:
                 if schema is True:

@@ -45,7 +45,7 @@ def dependent_keyword(collector: Collector, schema: Any, ignored: frozenset[str]
 
 def _registered(t: "Translation", pointer: str, schema: Any) -> str:
     """`schema` in the document at `pointer` (a `~`-suffixed pointer of this module)."""
-    t.doc.schemas.setdefault(pointer, schema)
+    t.doc.make(pointer, schema)
     return pointer
 
 

@@ -6,8 +6,9 @@ with nested `anyOf`/`oneOf`/`not` ignored and unsupported keywords dropped (drop
 constraint only grows the set, so a disjointness proven on summaries holds for the branches).
 Two summaries are disjoint when their JSON types do not meet, their `enum`/`const` values
 differ, their numeric ranges do not meet, or, for objects, some property is required by both
-with disjoint `const`/`enum` values (a discriminator), or required by one and forbidden by the
-other.
+with disjoint values (a discriminator: disjoint `const`/`enum`, summaries disjoint in turn, a
+few members deep, or string languages that do not meet, such as patterns `^A$` and `^B$`), or
+required by one and forbidden by the other.
 """
 from __future__ import annotations
 
@@ -15,10 +16,16 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from .conjunctions import Constraints, Location, location
+from ...automata.language_ops import intersect
+from ...support.errors import GrammarError
+from .conjunctions import Constraints, Location, conjunction, location
 from .constraints import Collector
+from .string_sets import strings_of
 from .translation import Translation
 from .values import json_type
+
+_MAX_DEPTH = 3
+"""How many members deep two branches are compared."""
 
 
 def _types(c: Constraints) -> set[str]:
@@ -76,12 +83,10 @@ def _numbers_disjoint(a: Constraints, b: Constraints) -> bool:
 
 
 def _objects_disjoint(t: "Translation", collector: Collector, a: Constraints,
-                      b: Constraints) -> bool:
+                      b: Constraints, depth: int) -> bool:
     for name in set(a.required) | set(b.required):
         if name in a.required and name in b.required:
-            va = _property_values(t, collector, a, name)
-            vb = _property_values(t, collector, b, name)
-            if va is not None and vb is not None and not va & vb:
+            if _members_disjoint(t, collector, a, b, name, depth):
                 return True
         elif name in a.required and _forbids(t, b, name):
             return True
@@ -90,7 +95,43 @@ def _objects_disjoint(t: "Translation", collector: Collector, a: Constraints,
     return False
 
 
-def _disjoint(t: "Translation", collector: Collector, a: Constraints, b: Constraints) -> bool:
+def _members_disjoint(t: "Translation", collector: Collector, a: Constraints, b: Constraints,
+                      name: str, depth: int) -> bool:
+    """Whether no value of member `name` satisfies both `a` and `b`: by their `const`/`enum`
+    values, by the summaries of the member's subschemas (to `_MAX_DEPTH` members deep), or,
+    where both allow only strings, by the emptiness of the intersection of their string
+    languages (`string_sets.strings_of`, each side a superset of its strings)."""
+    va = _property_values(t, collector, a, name)
+    vb = _property_values(t, collector, b, name)
+    if va is not None and vb is not None and not va & vb:
+        return True
+    if depth >= _MAX_DEPTH:
+        return False
+    sides = []
+    for c in (a, b):
+        conj = conjunction([location(part.properties[name]) for part in c.objects
+                            if name in part.properties])
+        parts = collector.flatten(conj) if conj else None
+        if not conj:
+            return False
+        if parts is None:
+            return True  # the member can take no value at all
+        sides.append((conj, collector.collect(parts)))
+    (conj_a, sa), (conj_b, sb) = sides
+    if _disjoint(t, collector, sa, sb, depth + 1):
+        return True
+    if not _types(sa) & _types(sb) <= {"string"}:
+        return False
+    try:
+        common = intersect(strings_of(t, conj_a, removed=True),
+                           strings_of(t, conj_b, removed=True), limits=t.limits)
+    except GrammarError:
+        return False
+    return common.dfa.is_empty_language
+
+
+def _disjoint(t: "Translation", collector: Collector, a: Constraints, b: Constraints,
+              depth: int = 0) -> bool:
     common = _types(a) & _types(b)
     if not common:
         return True
@@ -100,20 +141,26 @@ def _disjoint(t: "Translation", collector: Collector, a: Constraints, b: Constra
         return False
     if common & {"number", "integer"} and not _numbers_disjoint(a, b):
         return False
-    return "object" not in common or _objects_disjoint(t, collector, a, b)
+    return "object" not in common or _objects_disjoint(t, collector, a, b, depth)
 
 
-def provably_disjoint(t: "Translation", branches: list[str],
-                      context: Sequence[Location] = ()) -> bool:
-    """Whether no instance can match two of the subschemas at `branches` together with the
-    subschemas of `context` (the siblings of the `oneOf`, which every instance also matches)."""
+def overlapping(t: "Translation", branches: list[str],
+                context: Sequence[Location] = ()) -> dict[str, list[str]]:
+    """For each subschema at `branches`, the others that it is not provably disjoint from
+    together with the subschemas of `context` (the siblings of the `oneOf`, which every
+    instance also matches), in order."""
     collector = Collector(t.doc, lenient=True, strict_formats=t.options.strict_formats)
-    summaries: list[Constraints] = []
+    summaries: dict[str, Constraints] = {}
     for pointer in branches:
         parts = collector.flatten(tuple(context) + (location(pointer),))
         if parts is not None:
-            summaries.append(collector.collect(parts))
-    return all(_disjoint(t, collector, a, b) for a, b in combinations(summaries, 2))
+            summaries[pointer] = collector.collect(parts)
+    found: dict[str, list[str]] = {b: [] for b in branches}
+    for a, b in combinations(summaries, 2):
+        if not _disjoint(t, collector, summaries[a], summaries[b]):
+            found[a].append(b)
+            found[b].append(a)
+    return {b: sorted(found[b], key=branches.index) for b in branches}
 
 
-__all__ = ["provably_disjoint"]
+__all__ = ["overlapping"]

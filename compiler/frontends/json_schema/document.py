@@ -12,6 +12,11 @@ Invariants:
   each is indexed as if embedded, under the pointer prefix `URI#` (so its subschemas are
   `http://x/a.json#/$defs/b`, the address an error names), with `URI` as its base. A
   resource declares no other draft than the document's (`unsupported-ref` at its `$schema`).
+- Schemas made while translating (`members.py`'s values, `violations.py`'s violations) are
+  registered by `make` where the document has no subschema (an `enum` member's pointer, or
+  one holding a `~` not followed by `0` or `1`, which no JSON pointer has); `made` lists
+  them, and `aliases` maps such a pointer to the real subschema it stands for (`flatten` reads
+  the target, negated or not).
 - Indexing is iterative: nesting depth is bounded by `Limits.max_schema_depth`, not the stack.
 - The document is read by the draft of its root `$schema` (`vocabularies.py`): `at(pointer)`
   holds only the keywords in force in that draft (`vocabulary`) beside annotations and
@@ -98,6 +103,10 @@ class SchemaDocument:
         self.base: dict[str, str] = {}
         self.resources: dict[str, str] = {}
         self.anchors: dict[tuple[str, str], str] = {}
+        self.aliases: dict[str, str] = {}
+        """Made pointers that stand for another subschema (module docstring)."""
+        self.made: set[str] = set()
+        """The pointers of schemas made while translating (`make`)."""
         self.dialect = dialect(root)
         self.vocabulary = VOCABULARIES[self.dialect]
         self.legacy = self.dialect in LEGACY_DRAFTS
@@ -123,6 +132,13 @@ class SchemaDocument:
         self._roots[prefix] = schema
         self.resources.setdefault(url, prefix)
         self._index(prefix, schema, url, 0)
+
+    def make(self, pointer: str, schema: Any) -> None:
+        """Register a schema made while translating at `pointer`, where the document has no
+        subschema; the first one made there stays."""
+        if pointer not in self.schemas:
+            self.schemas[pointer] = schema
+            self.made.add(pointer)
 
     def at(self, pointer: str) -> Any:
         """The subschema at `pointer`, as the document's draft reads it."""

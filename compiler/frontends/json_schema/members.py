@@ -129,15 +129,15 @@ def _value_schema(t: "Translation", pointer: str, value: Any) -> str:
             schema: Any = {"type": "object", "required": list(v),
                            "properties": {k: {} for k in v}, "additionalProperties": False}
             stack.extend((join(where, "properties", k), item) for k, item in v.items())
-            doc.schemas[join(where, "additionalProperties")] = False
+            doc.make(join(where, "additionalProperties"), False)
         elif isinstance(v, list):
             schema = {"type": "array", "items": [{}] * len(v), "additionalItems": False,
                       "minItems": len(v)}
             stack.extend((join(where, "items", j), item) for j, item in enumerate(v))
-            doc.schemas[join(where, "additionalItems")] = False
+            doc.make(join(where, "additionalItems"), False)
         else:
             schema = {"const": v}
-        doc.schemas[where] = schema
+        doc.make(where, schema)
     return pointer
 
 

@@ -12,23 +12,29 @@ that S accepts. So `not S` keeps the other constraints and, per type T:
   exponent-free domain (`relaxations.py`), so that no spelling of a removed value survives;
   arrays and objects when S bounds only their size on one side (`not: {minItems: 1}` is
   `maxItems: 0`) or, for objects, only requires properties (forbidden alone, or not all
-  together).
+  together); other arrays and objects of S as a union (`split_negation`): the conjunction
+  without that type, and one conjunction per way to break S (`violations.py`).
 `enum`/`const` in S make S_T finite: those values are excluded (arrays and objects among
 them only where S constrains arrays and objects no further). `not: {anyOf: [A, B]}` is
 `not A` and `not B`; `not: {not: A}` is A (expanded with `$ref` and `allOf` when flattening).
-Any other form (S_T an arbitrary set of arrays or objects, `oneOf`, a draft-03 `type` union
-beside other keywords or a nested `not` in S) raises `unsupported-keyword`; with `lenient`,
+Any other form (S_T a set of arrays or objects that `violations.py` cannot write, `oneOf`,
+a draft-03 `type` union beside other keywords or a nested `not` in S) raises `unsupported-keyword`; with `lenient`,
 that `not` is ignored: a superset. S is read in the document's draft: a keyword of another
 draft in S is an annotation (`{"$schema": draft-04, "not": {"const": 1}}` rejects every value).
 """
 from __future__ import annotations
 
-from .conjunctions import NEGATED, Constraints, negated
+from .conjunctions import NEGATED, TYPES, Constraints, Location, location, negated
 from .constraints import HANDLED, POSITIVE, PRESENCE, UNSUPPORTED
+from .document import join
 from .scalars import enum_members
-from .translation import Translation, unsupported
+from .translation import Translation, settled, unsupported
 from .values import canonical, exact_number, json_type
+from .violations import violations
 
+NEGATABLE = ("subschemas that constrain scalars, and objects and arrays by properties, "
+             "required, sizes, prefixItems and items, and anyOf of those")
+"""What the negation errors say is supported."""
 _REFUSED = frozenset({"anyOf", "oneOf", "if", *UNSUPPORTED, *PRESENCE, *POSITIVE})
 
 
@@ -60,7 +66,10 @@ def negatable(t: "Translation", pointer: str) -> bool:
     for p, ignored in parts or ():
         if NEGATED in ignored:
             plan = _plan(t, p)
-            if plan is False or (plan is not True and not _expressible(Constraints(), *plan)):
+            if plan is True or (plan is not False and _expressible(Constraints(), *plan)):
+                continue
+            if plan is False or plan[1] is not None or _broken(t, p, plan[0],
+                                                              _hard(plan[0])) is None:
                 return False
     return True
 
@@ -80,27 +89,91 @@ def apply_nots(t: "Translation", c: Constraints) -> None:
             continue
         unsupported(t, pointer, "the negation of this subschema is not expressible here "
                     "(needed by 'not', the 'else' of 'if', or overlapping 'oneOf' branches; "
-                    "supported: subschemas that constrain only scalars, array or object sizes "
-                    "on one side, or required properties, and anyOf of those)")
+                    f"supported: {NEGATABLE})")
 
 
 def _members(t: "Translation", s: Constraints) -> list[object]:
     return enum_members(t, s, removed=True)
 
 
+def _hard(s: Constraints) -> set[str]:
+    """The structured types whose values in `s` cannot be removed in place (module docstring);
+    `violations.py` may still express them as a union."""
+    hard = set()
+    if "array" in s.types and (s.arrays or (s.min_items and s.max_items is not None)):
+        hard.add("array")
+    sizes = bool(s.min_properties) + (s.max_properties is not None)
+    if "object" in s.types and (s.objects or s.property_names or s.presence or s.forbidden
+                                or sizes == 2 or (sizes and s.required)):
+        hard.add("object")
+    return hard
+
+
 def _expressible(c: Constraints, s: Constraints, members: list[object] | None) -> bool:
-    """Whether `c` minus the values `s` accepts is expressible (see the module docstring)."""
+    """Whether `c` minus the values `s` accepts is expressible in place (module docstring)."""
     if members is not None:
         if s.structured and any(json_type(v) in ("array", "object") for v in members):
             return False  # which listed arrays or objects S accepts is not decided here
         return c.values is not None or not any(
             json_type(v) in ("array", "object") and json_type(v) in c.types for v in members)
-    if "array" in s.types and (s.arrays or (s.min_items and s.max_items is not None)):
-        return False
-    sizes = bool(s.min_properties) + (s.max_properties is not None)
-    return "object" not in s.types or not (
-        s.objects or s.property_names or s.presence or s.forbidden or sizes == 2
-        or (sizes and s.required))
+    return not _hard(s) & c.types
+
+
+def _broken(t: "Translation", pointer: str, s: Constraints,
+            kinds: set[str]) -> dict[str, list[str]] | None:
+    """For each type of `kinds`, the schemas of its values that `s` (at `pointer`) rejects
+    (`violations.py`); None if one is not expressible."""
+    found = {kind: violations(t, pointer, s, kind) for kind in sorted(kinds)}
+    return None if any(v is None for v in found.values()) else found  # type: ignore[return-value]
+
+
+def split_negation(t: "Translation", parts: list[Location],
+                   c: Constraints) -> list[list[Location]] | None:
+    """The conjunctions whose union is `parts` (merged: `c`), when one of its negated parts
+    can only be expressed as a union over the objects or arrays it rejects: `parts` without
+    those types, and the rest of `parts` with each way to be rejected (`violations.py`); None
+    when every negated part is removed in place (`apply_nots`)."""
+    for pointer in c.nots:
+        plan = _plan(t, pointer)
+        if plan is True or plan is False or plan[1] is not None:
+            continue
+        s = plan[0]
+        kinds = _hard(s) & c.types
+        broken = _broken(t, pointer, s, kinds) if kinds else None
+        if broken is None:
+            continue
+        loc = negated(pointer)
+        rest = settled([p for p in parts if p != loc])
+        branches = [[*settled(parts), location(_other_types(t, kinds))]]
+        branches.extend([*rest, location(v)] for kind in sorted(kinds) for v in broken[kind]
+                        if not _impossible(t, c, v))
+        return branches
+    return None
+
+
+def _other_types(t: "Translation", kinds: set[str]) -> str:
+    """The pointer of a made schema allowing every type but `kinds`."""
+    pointer = "~types-without-" + "-".join(sorted(kinds))
+    t.doc.make(pointer, {"type": [n for n in TYPES if n not in kinds]})
+    return pointer
+
+
+def _impossible(t: "Translation", c: Constraints, pointer: str) -> bool:
+    """Whether the made violation schema at `pointer` plainly contradicts `c` (a name both
+    required and absent, sizes out of range), so that its conjunction is left out."""
+    schema = t.doc.at(pointer)
+    if any(name in c.forbidden for name in schema.get("required", ())):
+        return True
+    if any(name in c.required and t.doc.at(join(pointer, "properties", name)) is False
+           for name in schema.get("properties", ())):
+        return True
+    for low, high, kind in ((c.min_properties, c.max_properties, "Properties"),
+                            (c.min_items, c.max_items, "Items")):
+        if schema.get("max" + kind, low) < low:
+            return True
+        if high is not None and schema.get("min" + kind, 0) > high:
+            return True
+    return False
 
 
 def _subtract(c: Constraints, s: Constraints, members: list[object] | None,
@@ -128,7 +201,7 @@ def _subtract(c: Constraints, s: Constraints, members: list[object] | None,
             c.not_integer = True
         else:
             c.types.discard("integer")
-    if "array" in s.types:
+    if "array" in s.types and "array" in c.types:
         if s.min_items:
             limit = s.min_items - 1
             c.max_items = limit if c.max_items is None else min(c.max_items, limit)
@@ -136,7 +209,7 @@ def _subtract(c: Constraints, s: Constraints, members: list[object] | None,
             c.min_items = max(c.min_items, s.max_items + 1)
         else:
             c.types.discard("array")
-    if "object" in s.types:
+    if "object" in s.types and "object" in c.types:
         if s.required:
             names = tuple(s.required)
             if len(names) == 1:
@@ -178,4 +251,4 @@ def _exclude_values(c: Constraints, members: list[object], integer_texts: bool) 
         c.types.discard("boolean")
 
 
-__all__ = ["apply_nots", "negatable"]
+__all__ = ["NEGATABLE", "apply_nots", "negatable", "split_negation"]

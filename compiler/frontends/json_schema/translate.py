@@ -4,10 +4,12 @@ recurse in Python.
 
 - `anyOf` distributes over its siblings: (S ∧ anyOf[A, B]) = (S ∧ A) ∨ (S ∧ B), each a new
   conjunction, and so does a draft-03 `type` union holding a schema
-  (`Collector.alternative`); `oneOf` does the same when its branches are provably disjoint
-  (`disjointness.py`), else each branch also carries the negations of the others,
+  (`Collector.alternative`); `oneOf` does the same, each branch also carrying the negations
+  of the others it is not provably disjoint from (`disjointness.py`),
   (S ∧ A ∧ ¬B) ∨ (S ∧ B ∧ ¬A), where those are expressible (`negation.py`); otherwise it is
   an error (or, lenient, read as `anyOf`).
+- A negation that holds of objects or arrays only as a union of ways to break the negated
+  subschema (`violations.py`) distributes like `anyOf` (`negation.split_negation`).
 - `if`/`then`/`else` is (S ∧ I ∧ T) ∨ (S ∧ ¬I ∧ E), the two disjoint by construction; an
   `if` whose negation is not expressible is an error (lenient: (S ∧ I ∧ T) ∨ (S ∧ E)).
 - A conjunction without pending alternatives is merged (`constraints.py`) and becomes a choice
@@ -39,11 +41,11 @@ from .conjunctions import (
 )
 from .constraints import Collector
 from .dependent import dependent_branches, dependent_keyword
-from .disjointness import provably_disjoint
+from .disjointness import overlapping
 from .document import SchemaDocument, join
 from .leaves import cached_leaf, leaf_key, store_leaf
 from .members import member_nodes
-from .negation import apply_nots, negatable
+from .negation import NEGATABLE, apply_nots, negatable, split_negation
 from .objects import object_node
 from .options import JsonSchemaOptions, Layout
 from .scalars import number_text, string_text
@@ -75,6 +77,8 @@ class Translator:
         """Pointers of the schemas `members.py` made, by the canonical value they stand for."""
         self.string_sets: dict = {}
         """`string_sets.strings_of`'s languages, by conjunction and side."""
+        self._suffixes: dict[str, int] = {}
+        """The last number `_fresh` appended to each stem."""
         self.references = 0
         """How many rule references `ref`, `kept_rule` and `rule` have handed out (a body
         that took one refers to a rule of this translation, so it is never shared)."""
@@ -129,10 +133,7 @@ class Translator:
             raise self.limits.exceeded("max_schema_rules", len(self.bodies) + 1,
                                        "grammar rules for the schema's subschemas")
         base = re.sub(r"[^a-zA-Z0-9]+", "-", hint).strip("-")[-40:].strip("-") or "part"
-        name, n = base, 1
-        while name in self.bodies or name in self.named:
-            n += 1
-            name = f"{base}-{n}"
+        name = self._fresh(base, "")
         self.bodies[name] = body
         return RuleRef(name)
 
@@ -149,11 +150,18 @@ class Translator:
         base = base or "value"
         if not self.names:
             base = "root"
-        name = base if depth == 0 else f"{base}-d{depth}"
-        n = 1
+        return self._fresh(base, f"-d{depth}" if depth else "")
+
+    def _fresh(self, base: str, suffix: str) -> str:
+        """`base + suffix`, or the first `base + suffix-n` (n = 2, 3, …) not taken; the count
+        goes on from the last one handed out, so that naming many rules is linear."""
+        stem = base + suffix
+        name = stem
+        n = self._suffixes.get(stem, 1)
         while name in self.bodies or name in self.named:
             n += 1
-            name = f"{base}-{n}" if depth == 0 else f"{base}-d{depth}-{n}"
+            name = f"{stem}-{n}"
+        self._suffixes[stem] = n
         return name
 
     def _body(self, conj: Conjunction, depth: int) -> Node:
@@ -189,6 +197,9 @@ class Translator:
         c = self.collector.collect(parts)
         for w in c.warnings:
             self.warn(w)
+        split = split_negation(self, parts, c) if c.nots else None
+        if split is not None:
+            return Choice(tuple(self.ref(conjunction(b), depth) for b in split))
         return self._typed(c, depth)
 
     def _alternatives(self, parts: list, loc: tuple[str, frozenset[str]], keyword: str,
@@ -198,9 +209,10 @@ class Translator:
         rest = remaining(parts, loc, keyword)
         others: dict[str, list] = {b: [] for b in branches}
         if keyword == "oneOf":
-            if not provably_disjoint(self, branches, rest):
-                if all(negatable(self, b) for b in branches):
-                    others = {b: [negated(o) for o in branches if o != b] for b in branches}
+            overlaps = overlapping(self, branches, rest)
+            if any(overlaps.values()):
+                if all(negatable(self, b) for b in branches if overlaps[b]):
+                    others = {b: [negated(o) for o in overlaps[b]] for b in branches}
                 else:
                     where = join(pointer, "oneOf")
                     message = ("the branches of oneOf may overlap, and exactly-one-of is not "
@@ -225,8 +237,7 @@ class Translator:
             otherwise.append(negated(condition))
         else:
             unsupported(self, condition, "the negation of this subschema is not expressible "
-                        "here, so neither is 'else' (supported: conditions that constrain only "
-                        "scalars, array or object sizes on one side, or required properties)")
+                        f"here, so neither is 'else' (supported: {NEGATABLE})")
         alts = (self.ref(conjunction(rest + [location(condition), *then]), depth),
                 self.ref(conjunction(rest + otherwise), depth))
         return Choice(alts)

@@ -49,13 +49,18 @@ class Translation(Protocol):
         """Record what lenient mode or a relaxation changed (once each)."""
 
 
-def remaining(parts: list, loc: tuple[str, frozenset[str]], *keywords: str) -> list:
-    """The flattened conjunction `parts` without `keywords` at `loc` (already expanded, so
-    `$ref` and `allOf` are ignored everywhere)."""
-    pointer, ignored = loc
+def settled(parts: list) -> list:
+    """The flattened conjunction `parts` with `$ref` and `allOf` ignored everywhere (they are
+    expanded already), so that flattening it again adds nothing."""
     expanded = {"$ref", "allOf"}
-    rest = [(p, i if NEGATED in i else i | expanded) for p, i in parts if (p, i) != loc]
-    rest.append((pointer, ignored | expanded | set(keywords)))
+    return [(p, i if NEGATED in i else i | expanded) for p, i in parts]
+
+
+def remaining(parts: list, loc: tuple[str, frozenset[str]], *keywords: str) -> list:
+    """The flattened conjunction `parts` without `keywords` at `loc` (`settled`)."""
+    pointer, ignored = loc
+    rest = settled([part for part in parts if part != loc])
+    rest.append((pointer, ignored | {"$ref", "allOf"} | set(keywords)))
     return rest
 
 

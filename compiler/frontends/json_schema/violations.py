@@ -1,0 +1,140 @@
+"""The objects or arrays a subschema rejects, as a union of schemas: how `not`, the `else` of
+`if` and overlapping `oneOf` branches negate what `negation.py` cannot subtract in place.
+
+An object is rejected by a subschema S (of merged constraints s) exactly when it breaks one of
+S's object keywords, so among objects, not S is the union of one schema per way to break one:
+- a required name r absent: `{"properties": {r: false}}`;
+- a listed property p present with a value its schema P rejects:
+  `{"required": [p], "properties": {p: not P}}` (P false: p present at all);
+(each also listing S's other property names, with `{}`, so that schema order is S's);
+- fewer members than `minProperties` m: `{"maxProperties": m - 1}`; more than
+  `maxProperties` M: `{"minProperties": M + 1}`.
+Arrays alike:
+- an item at position i that its prefix schema P rejects:
+  `{"minItems": i + 1, "items": [{}, …, not P]}` (array form: position i only);
+- an item past the prefix that `items` R rejects, where there is no prefix:
+  `{"contains": not R}` (with a prefix, `contains` would count its items too: refused);
+- the size bounds as for objects.
+Each schema also says `type` object or array. A subschema P that says nothing is never broken
+(no schema for it). The union is exact, its members may overlap (a grammar choice need not be
+disjoint), and a negated P is negated again where its member's rule is translated, the same
+way, so nesting and recursion need nothing more. Object keywords outside this list
+(`patternProperties`, `additionalProperties` other than true, `propertyNames`, presence rules)
+and array ones (`contains`, `uniqueItems`, `items` beside a prefix) make the union
+inexpressible here (None), as do draft 03 documents.
+
+The schemas are registered in the document (`SchemaDocument.schemas`) under the negated
+subschema's pointer + `~object-i` / `~array-i`, each `not P` as an alias of P
+(`SchemaDocument.aliases`); the same subschema always yields the same schemas.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .conjunctions import Constraints
+from .constraints import HANDLED, POSITIVE, PRESENCE, UNSUPPORTED
+from .document import join
+from .translation import Translation
+
+_VALIDATING = frozenset((*HANDLED, *UNSUPPORTED, *PRESENCE, *POSITIVE))
+
+
+def _trivial(t: "Translation", pointer: str) -> bool:
+    """Whether the subschema at `pointer` accepts everything as written (true, or only
+    annotations)."""
+    while pointer in t.doc.aliases:
+        pointer = t.doc.aliases[pointer]
+    schema = t.doc.at(pointer)
+    return schema is True or (isinstance(schema, dict) and not _VALIDATING & schema.keys())
+
+
+def _object_breaks(t: "Translation", s: Constraints) -> list[dict[str, Any]] | None:
+    if s.property_names or s.presence or s.forbidden:
+        return None
+    listed = dict.fromkeys(name for part in s.objects for name in part.properties)
+    listed.update(dict.fromkeys(s.required))
+    names: dict[str, Any] = dict.fromkeys(listed, True)  # listed in S's order (schema order)
+    breaks: list[dict[str, Any]] = []
+    for part in s.objects:
+        if part.patterns or (part.additional is not None and not _trivial(t, part.additional)):
+            return None
+        for name, pointer in part.properties.items():
+            if t.doc.at(pointer) is False:
+                breaks.append({"required": [name], "properties": names})
+            elif not _trivial(t, pointer):
+                breaks.append({"required": [name],
+                               "properties": {**names, name: ("not", pointer)}})
+    breaks.extend({"properties": {**names, name: False}} for name in s.required)
+    if s.min_properties:
+        breaks.append({"maxProperties": s.min_properties - 1})
+    if s.max_properties is not None:
+        breaks.append({"minProperties": s.max_properties + 1})
+    return breaks
+
+
+def _array_breaks(t: "Translation", s: Constraints) -> list[dict[str, Any]] | None:
+    if s.contains or s.unique:
+        return None
+    breaks: list[dict[str, Any]] = []
+    for part in s.arrays:
+        for i, pointer in enumerate(part.prefix):
+            if not _trivial(t, pointer):
+                breaks.append({"minItems": i + 1, "items": [True] * i + [("not", pointer)]})
+        if part.rest is not None and not _trivial(t, part.rest):
+            if part.prefix:
+                return None
+            breaks.append({"contains": ("not", part.rest)})
+    if s.min_items:
+        breaks.append({"maxItems": s.min_items - 1})
+    if s.max_items is not None:
+        breaks.append({"minItems": s.max_items + 1})
+    return breaks
+
+
+def violations(t: "Translation", pointer: str, s: Constraints, kind: str) -> list[str] | None:
+    """The pointers of schemas whose union, among values of JSON type `kind` (`object` or
+    `array`), is what the subschema at `pointer` (merged: `s`) rejects; None where that is not
+    expressible (module docstring)."""
+    if t.doc.draft3 or s.values is not None:
+        return None
+    breaks = _object_breaks(t, s) if kind == "object" else _array_breaks(t, s)
+    if breaks is None:
+        return None
+    pointers = []
+    for i, schema in enumerate(breaks):
+        where = f"{pointer}~{kind}-{i}"
+        if where not in t.doc.schemas:
+            _register(t, where, {"type": kind, **schema})
+        pointers.append(where)
+    return pointers
+
+
+def _register(t: "Translation", where: str, schema: dict[str, Any]) -> None:
+    """Put `schema` into the document at `where`, each subschema at its own pointer and each
+    `("not", P)` in it as `{"not": alias of P}`."""
+    doc = t.doc
+    stack: list[tuple[str, Any]] = [(where, schema)]
+    while stack:
+        at, value = stack.pop()
+        if isinstance(value, tuple):
+            doc.make(at, {"not": {}})
+            doc.aliases[join(at, "not")] = value[1]
+            continue
+        if not isinstance(value, dict):
+            doc.make(at, value)
+            continue
+        shape = dict(value)
+        if "properties" in value:
+            shape["properties"] = dict.fromkeys(value["properties"], True)
+            stack.extend((join(at, "properties", name), sub)
+                         for name, sub in value["properties"].items())
+        if "items" in value:
+            shape["items"] = [True] * len(value["items"])
+            stack.extend((join(at, "items", i), sub) for i, sub in enumerate(value["items"]))
+        if "contains" in value:
+            shape["contains"] = True
+            stack.append((join(at, "contains"), value["contains"]))
+        doc.make(at, shape)
+
+
+__all__ = ["violations"]

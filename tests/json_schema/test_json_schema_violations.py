@@ -1,0 +1,127 @@
+"""`not`, `else` and overlapping `oneOf` over objects and arrays, negated as the union of the
+ways to break a subschema (`violations.py`): every instance of a finite universe (scalars,
+objects over two names, arrays of up to two items, nested one level) is accepted exactly when
+`jsonschema` validates it (in any member order), for random schemas built from `properties`, `required`, sizes,
+`prefixItems`/`items` and the combinators, nested inside each other.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from grammask.compiler import GrammarError, compile_json_schema
+from tests.support.budget import examples
+from tests.support.json_schema_suite import accepts, byte_vocabulary
+
+_ITEMS: list[Any] = [None, 0, "x", [], {}]
+UNIVERSE: list[Any] = [None, True, 0, 1.5, "x", "", *(
+    dict(zip(names, values)) for n in range(3) for names in itertools.combinations("ab", n)
+    for values in itertools.product(_ITEMS, repeat=n)), *(
+    list(values) for n in range(3) for values in itertools.product(_ITEMS, repeat=n))]
+"""72 instances: the scalars, every object over names `a`, `b` and every array of up to two
+items, with values among null, 0, "x", [] and {}."""
+
+_LEAVES = st.sampled_from([{}, {"type": "string"}, {"type": "integer"}, {"type": "null"},
+                           {"const": "x"}, {"type": "array"}, {"type": "object"}, {"maxItems": 0},
+                           {"required": ["a"]}, True, False])
+
+
+def _objects(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        schema: dict[str, Any] = {}
+        if draw(st.booleans()):
+            schema["type"] = "object"
+        names = draw(st.lists(st.sampled_from("ab"), unique=True, max_size=2))
+        if names:
+            schema["properties"] = {n: draw(inner) for n in names}
+        required = draw(st.lists(st.sampled_from("ab"), unique=True, max_size=2))
+        if required:
+            schema["required"] = required
+        for keyword in ("minProperties", "maxProperties"):
+            if draw(st.integers(0, 3)) == 0:
+                schema[keyword] = draw(st.integers(0, 2))
+        return schema
+    return build()
+
+
+def _arrays(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        schema: dict[str, Any] = {}
+        if draw(st.booleans()):
+            schema["type"] = "array"
+        prefix = draw(st.lists(inner, max_size=2))
+        if prefix:
+            schema["prefixItems"] = prefix
+        elif draw(st.booleans()):
+            schema["items"] = draw(inner)
+        for keyword in ("minItems", "maxItems"):
+            if draw(st.integers(0, 3)) == 0:
+                schema[keyword] = draw(st.integers(0, 2))
+        return schema
+    return build()
+
+
+def _combined(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.one_of(
+        _objects(inner), _arrays(inner),
+        inner.map(lambda s: {"not": s}),
+        st.lists(inner, min_size=2, max_size=3).map(lambda b: {"oneOf": b}),
+        st.tuples(inner, inner, inner).map(lambda t: {"if": t[0], "then": t[1], "else": t[2]}),
+        st.tuples(inner, inner).map(lambda t: {"allOf": [t[0], {"not": t[1]}]}))
+
+
+SCHEMAS = st.recursive(_LEAVES, _combined, max_leaves=6)
+
+
+def _agrees(schema: Any) -> None:
+    try:
+        g = compile_json_schema(schema, byte_vocabulary(), property_order="any")
+    except GrammarError as exc:
+        # Refusals are exactly the inexpressible forms and empty languages.
+        assert exc.code in ("unsupported-keyword", "empty-language", "budget"), exc
+        event(f"refused: {exc.code}")
+        return
+    event("compiled")
+    validator = jsonschema.Draft202012Validator(schema)
+    for x in UNIVERSE:
+        assert accepts(g, json.dumps(x)) == validator.is_valid(x), (schema, x)
+
+
+@settings(max_examples=examples(120), deadline=None)
+@given(SCHEMAS.filter(lambda s: isinstance(s, dict) and ("not" in s or "oneOf" in s
+                                                         or "if" in s or "allOf" in s)))
+def test_random_negations_exactly(schema: Any) -> None:
+    _agrees(schema)
+
+
+@pytest.mark.parametrize("schema", [
+    # The forms found in real schemas: objects that differ in one property's value or type,
+    # without `type` (so every non-object matches both), arrays that overlap only when empty.
+    {"oneOf": [{"properties": {"a": {"enum": ["x"]}, "b": {"type": "string"}}},
+               {"properties": {"a": {"enum": [0]}, "b": {"type": ["string", "null"]}}}]},
+    {"oneOf": [{"type": "array", "items": {"type": "integer"}},
+               {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}}]},
+    {"if": {"properties": {"a": {"const": "x"}}, "required": ["a"]},
+     "then": {"required": ["b"]}, "else": {"properties": {"b": False}}},
+    {"not": {"prefixItems": [{"type": "string"}], "minItems": 1}},
+    {"not": {"minProperties": 1, "maxProperties": 1}},
+    # A negation met again through `allOf` (it once made a rule of only itself: no value).
+    {"allOf": [{"not": {"properties": {"a": {"type": "object",
+                                             "properties": {"b": {"const": "x"}}}}}},
+               {"type": "object", "properties": {"a": {"type": "object"}}}]},
+    {"$defs": {"d": {"properties": {"a": {"$ref": "#/$defs/d"}, "b": {"type": "null"}}}},
+     "not": {"$ref": "#/$defs/d"}},
+])
+def test_negations_of_objects_and_arrays(schema: dict[str, Any]) -> None:
+    g = compile_json_schema(schema, byte_vocabulary(), property_order="any")
+    validator = jsonschema.Draft202012Validator(schema)
+    for x in UNIVERSE:
+        assert accepts(g, json.dumps(x)) == validator.is_valid(x), x
