@@ -1,8 +1,8 @@
 """`not`, `else` and overlapping `oneOf` over objects and arrays, negated as the union of the
 ways to break a subschema (`violations.py`): every instance of a finite universe (scalars,
 objects over two names, arrays of up to two items, nested one level) is accepted exactly when
-`jsonschema` validates it (in any member order), for random schemas built from `properties`, `required`, sizes,
-`prefixItems`/`items` and the combinators, nested inside each other.
+`jsonschema` validates it (in any member order), for random schemas built from `properties`, `required`,
+`additionalProperties: false`, sizes, `prefixItems`/`items` and the combinators, nested inside each other.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from grammask.compiler import GrammarError, compile_json_schema
 from tests.support.budget import examples
 from tests.support.json_schema_suite import accepts, byte_vocabulary
+from tests.support.structural_reference import strict_schema
 
 _ITEMS: list[Any] = [None, 0, "x", [], {}]
 UNIVERSE: list[Any] = [None, True, 0, 1.5, "x", "", *(
@@ -47,6 +48,8 @@ def _objects(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]
         for keyword in ("minProperties", "maxProperties"):
             if draw(st.integers(0, 3)) == 0:
                 schema[keyword] = draw(st.integers(0, 2))
+        if draw(st.integers(0, 3)) == 0:
+            schema["additionalProperties"] = False
         return schema
     return build()
 
@@ -81,16 +84,16 @@ def _combined(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]
 SCHEMAS = st.recursive(_LEAVES, _combined, max_leaves=6)
 
 
-def _agrees(schema: Any) -> None:
+def _agrees(schema: Any, strict: bool = False) -> None:
     try:
-        g = compile_json_schema(schema, byte_vocabulary(), property_order="any")
+        g = compile_json_schema(schema, byte_vocabulary(), property_order="any", strict=strict)
     except GrammarError as exc:
         # Refusals are exactly the inexpressible forms and empty languages.
         assert exc.code in ("unsupported-keyword", "empty-language", "budget"), exc
         event(f"refused: {exc.code}")
         return
     event("compiled")
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = jsonschema.Draft202012Validator(strict_schema(schema) if strict else schema)
     for x in UNIVERSE:
         assert accepts(g, json.dumps(x)) == validator.is_valid(x), (schema, x)
 
@@ -100,6 +103,13 @@ def _agrees(schema: Any) -> None:
                                                          or "if" in s or "allOf" in s)))
 def test_random_negations_exactly(schema: Any) -> None:
     _agrees(schema)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(SCHEMAS.filter(lambda s: isinstance(s, dict) and ("not" in s or "oneOf" in s)))
+def test_random_negations_exactly_under_strict(schema: Any) -> None:
+    """`strict` closes the schema's objects, never the schemas the negations make."""
+    _agrees(schema, strict=True)
 
 
 @pytest.mark.parametrize("schema", [
@@ -113,6 +123,11 @@ def test_random_negations_exactly(schema: Any) -> None:
      "then": {"required": ["b"]}, "else": {"properties": {"b": False}}},
     {"not": {"prefixItems": [{"type": "string"}], "minItems": 1}},
     {"not": {"minProperties": 1, "maxProperties": 1}},
+    # A member the negated subschema does not list, or one only the context lists.
+    {"oneOf": [{"properties": {"a": {}}, "additionalProperties": False},
+               {"properties": {"b": {}}, "additionalProperties": False}]},
+    {"properties": {"b": {"type": "integer"}},
+     "not": {"properties": {"a": {}}, "additionalProperties": False}},
     # A negation met again through `allOf` (it once made a rule of only itself: no value).
     {"allOf": [{"not": {"properties": {"a": {"type": "object",
                                              "properties": {"b": {"const": "x"}}}}}},

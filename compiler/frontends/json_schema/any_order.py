@@ -3,8 +3,9 @@
 The state of an object being written is the set S of listed members present so far (and, where
 `minProperties`/`maxProperties` count them, how many members there are, up to the bound that
 matters). From S the object goes on with a separator and a listed member not in S, or an
-additional member (S unchanged), or ends when every required member is in S, the presence
-rules hold for S and the count is allowed. That is exact: a key is never repeated, a required
+additional member (S unchanged, or marked as holding one where `some_additional` asks for
+one), or ends when every required member is in S, the presence rules hold for S and the
+count is allowed. That is exact: a key is never repeated, a required
 one never missing, and every order of the allowed members is accepted.
 
 It is also exponential: an object of k listed members has 2**k sets. They are made as a DAG of
@@ -55,6 +56,9 @@ def unordered_object(t: "Translation", c: "Constraints", members: list[tuple[Nod
         if extra is not None:
             extra = t.rule(f"{where}-additional-member", extra)
 
+    if c.some_additional:
+        required |= 1 << k  # the bit of "an additional member was written"
+
     def final(seen: int, count: int) -> bool:
         present = sum(1 << b for i, b in bits.items() if seen >> i & 1)
         return seen & required == required and presence_ok(present) and (
@@ -67,6 +71,8 @@ def unordered_object(t: "Translation", c: "Constraints", members: list[tuple[Nod
         return min(count + 1, cap) if counting else 0
 
     states: dict[tuple[int, int], Node] = {}
+    extra_bit = 1 << k if c.some_additional else 0
+    """Set in `seen` once an additional member is written, where one is required."""
 
     def state(seen: int, count: int) -> Node:
         """After at least one member: the rest of the object, `seen` and `count` so far."""
@@ -75,16 +81,16 @@ def unordered_object(t: "Translation", c: "Constraints", members: list[tuple[Nod
             return node
         deadline.check()
         after = bump(count)
-        if extra is not None and after != count and (seen, after) not in states:
-            for k in range(cap, count, -1):  # the chain of extra members, from its far end,
-                state(seen, k)               # so that no recursion is as deep as the count
+        if extra is not None and after != count and (seen | extra_bit, after) not in states:
+            for n in range(cap, count, -1):  # the chain of extra members, from its far end,
+                state(seen | extra_bit, n)   # so that no recursion is as deep as the count
         alts: list[Node] = []
         if room(count):
             for i, (kv, _) in enumerate(members):
                 if not seen >> i & 1 and (rest := state(seen | 1 << i, after)) is not NOTHING:
                     alts.append(Seq((sep, kv, rest)))
-            if extra is not None and after != count and (rest := state(seen, after)) \
-                    is not NOTHING:
+            if extra is not None and (after != count or extra_bit & ~seen) and (
+                    rest := state(seen | extra_bit, after)) is not NOTHING:
                 alts.append(Seq((sep, extra, rest)))
         if final(seen, count):
             alts.append(EMPTY)
@@ -103,7 +109,7 @@ def unordered_object(t: "Translation", c: "Constraints", members: list[tuple[Nod
         for i, (kv, _) in enumerate(members):
             if (rest := state(1 << i, bump(0))) is not NOTHING:
                 first.append(Seq((kv, rest)))
-        if extra is not None and (rest := state(0, bump(0))) is not NOTHING:
+        if extra is not None and (rest := state(extra_bit, bump(0))) is not NOTHING:
             first.append(Seq((extra, rest)))
     alts: list[Node] = []
     if final(0, 0):

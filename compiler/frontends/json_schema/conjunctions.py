@@ -12,13 +12,15 @@ from typing import Any
 from ...support.diagnostics import Diagnostic
 
 __all__ = ["ArrayPart", "Conjunction", "Constraints", "Contains", "LENIENT_SUFFIXES", "Location",
-           "NEGATED", "ObjectPart", "TYPES", "conjunction", "lenient_warning", "location",
+           "NEGATED", "ObjectPart", "SOME_ADDITIONAL", "TYPES", "conjunction", "lenient_warning", "location",
            "negated"]
 
 Location = tuple[str, frozenset[str]]
 Conjunction = tuple[Location, ...]
 
 TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
+SOME_ADDITIONAL = "~additional"
+"""The keyword, in a made schema only, of `Constraints.some_additional`."""
 NEGATED = "!not"
 """The marker, among a location's ignored keywords, of a negated subschema."""
 
@@ -126,6 +128,9 @@ class Constraints:
     `then` empty meaning "not all of these"."""
     warnings: list[Diagnostic] = field(default_factory=list)
     """What lenient mode ignored here (`lenient_warning`)."""
+    some_additional: str | None = None
+    """The pointer of a made schema (`violations.py`) requiring at least one member whose name
+    no subschema of the conjunction lists (an additional member), or None."""
 
     @property
     def structured(self) -> bool:
@@ -133,7 +138,7 @@ class Constraints:
         return bool(self.arrays or self.objects or self.required or self.property_names
                     or self.min_items or self.max_items is not None or self.min_properties
                     or self.max_properties is not None or self.forbidden or self.presence
-                    or self.contains)
+                    or self.contains or self.some_additional)
 
     @property
     def numbers(self) -> str | None:

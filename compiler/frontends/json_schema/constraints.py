@@ -38,6 +38,7 @@ from ...support.errors import BudgetExceeded, GrammarError
 from . import draft3
 from .conjunctions import (
     NEGATED,
+    SOME_ADDITIONAL,
     TYPES,
     ArrayPart,
     Conjunction,
@@ -190,6 +191,8 @@ class Collector:
                     self._special(c, schema, keyword, pointer)
                 elif keyword in HANDLED:
                     self._keyword(c, schema, keyword, pointer)
+                elif keyword == SOME_ADDITIONAL and pointer in self.doc.made:
+                    c.some_additional = pointer
         return c
 
     def _special(self, c: Constraints, schema: dict[str, Any], keyword: str, pointer: str) -> None:

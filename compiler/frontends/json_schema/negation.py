@@ -33,7 +33,8 @@ from .values import canonical, exact_number, json_type
 from .violations import violations
 
 NEGATABLE = ("subschemas that constrain scalars, and objects and arrays by properties, "
-             "required, sizes, prefixItems and items, and anyOf of those")
+             "required, sizes, additionalProperties false, prefixItems and items, and anyOf "
+             "of those")
 """What the negation errors say is supported."""
 _REFUSED = frozenset({"anyOf", "oneOf", "if", *UNSUPPORTED, *PRESENCE, *POSITIVE})
 
@@ -68,8 +69,8 @@ def negatable(t: "Translation", pointer: str) -> bool:
             plan = _plan(t, p)
             if plan is True or (plan is not False and _expressible(Constraints(), *plan)):
                 continue
-            if plan is False or plan[1] is not None or _broken(t, p, plan[0],
-                                                              _hard(plan[0])) is None:
+            if plan is False or plan[1] is not None or _broken(t, p, plan[0], _hard(plan[0]),
+                                                              None) is None:
                 return False
     return True
 
@@ -119,11 +120,11 @@ def _expressible(c: Constraints, s: Constraints, members: list[object] | None) -
     return not _hard(s) & c.types
 
 
-def _broken(t: "Translation", pointer: str, s: Constraints,
-            kinds: set[str]) -> dict[str, list[str]] | None:
-    """For each type of `kinds`, the schemas of its values that `s` (at `pointer`) rejects
-    (`violations.py`); None if one is not expressible."""
-    found = {kind: violations(t, pointer, s, kind) for kind in sorted(kinds)}
+def _broken(t: "Translation", pointer: str, s: Constraints, kinds: set[str],
+            c: Constraints | None) -> dict[str, list[str]] | None:
+    """For each type of `kinds`, the schemas of its values that `s` (at `pointer`) rejects in
+    the conjunction `c` (None: any) (`violations.py`); None if one is not expressible."""
+    found = {kind: violations(t, pointer, s, kind, c) for kind in sorted(kinds)}
     return None if any(v is None for v in found.values()) else found  # type: ignore[return-value]
 
 
@@ -139,7 +140,7 @@ def split_negation(t: "Translation", parts: list[Location],
             continue
         s = plan[0]
         kinds = _hard(s) & c.types
-        broken = _broken(t, pointer, s, kinds) if kinds else None
+        broken = _broken(t, pointer, s, kinds, c) if kinds else None
         if broken is None:
             continue
         loc = negated(pointer)

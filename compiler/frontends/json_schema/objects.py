@@ -16,7 +16,9 @@
   automaton of a region (any string, when there are no patterns) is shared. Additional
   keys are not checked against each other for repetition, which no finite automaton can do
   for an open set of names.
-- `minProperties`/`maxProperties` count members exactly (listed and additional).
+- `minProperties`/`maxProperties` count members exactly (listed and additional);
+  `Constraints.some_additional` (a negated `additionalProperties: false`) asks for at least one
+  additional member.
 - Presence rules (`dependentRequired`, the array form of `dependencies`, `not` of `required`)
   track which of the properties they mention are present, at most `MAX_PRESENCE_BITS`; those
   properties are listed (after the others) so that their presence is known.
@@ -218,6 +220,8 @@ def _assemble(t: "Translation", c: "Constraints", members: list[tuple[Node, bool
 
     def tail(count: int, nonempty: bool) -> Node:
         need = max(lo - count, 0) if counting else 0
+        if c.some_additional:
+            need = max(need, 1)
         room = None if not counting or hi is None else hi - count
         if room is not None and room < need:
             return NOTHING
@@ -265,7 +269,8 @@ def _assemble(t: "Translation", c: "Constraints", members: list[tuple[Node, bool
                 node = Choice((node, chain[normal(i + 1, count, nonempty, present)]))
             chain[key] = node
     body = chain[normal(0, 0, True, 0)]
-    may_be_empty = not any(req for _, req in members) and lo == 0 and presence_ok(0)
+    may_be_empty = not any(req for _, req in members) and lo == 0 and presence_ok(0) \
+        and not c.some_additional
     alts: list[Node] = []
     if may_be_empty:
         alts.append(Seq((Literal(b"{"), t.layout.empty(), Literal(b"}"))))

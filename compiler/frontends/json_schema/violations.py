@@ -8,18 +8,25 @@ S's object keywords, so among objects, not S is the union of one schema per way 
   `{"required": [p], "properties": {p: not P}}` (P false: p present at all);
 (each also listing S's other property names, with `{}`, so that schema order is S's);
 - fewer members than `minProperties` m: `{"maxProperties": m - 1}`; more than
-  `maxProperties` M: `{"minProperties": M + 1}`.
+  `maxProperties` M: `{"minProperties": M + 1}`;
+- a member that a part of S with `additionalProperties: false` (absent with `strict`; and no
+  `patternProperties`) does not list: that part's names listed, with `~additional` (`Constraints.some_additional`:
+  at least one member listed nowhere in the conjunction), or, for each name x that the rest
+  of the conjunction lists and the part does not, `{"required": [x]}` (these depend on the
+  conjunction; none where it has `enum`/`const` values, whose own names are listed too).
 Arrays alike:
 - an item at position i that its prefix schema P rejects:
   `{"minItems": i + 1, "items": [{}, …, not P]}` (array form: position i only);
 - an item past the prefix that `items` R rejects, where there is no prefix:
   `{"contains": not R}` (with a prefix, `contains` would count its items too: refused);
 - the size bounds as for objects.
-Each schema also says `type` object or array. A subschema P that says nothing is never broken
+Each schema also says `type` object or array (objects also `additionalProperties: true`, so
+that `strict` does not close them). A subschema P that says nothing is never broken
 (no schema for it). The union is exact, its members may overlap (a grammar choice need not be
 disjoint), and a negated P is negated again where its member's rule is translated, the same
 way, so nesting and recursion need nothing more. Object keywords outside this list
-(`patternProperties`, `additionalProperties` other than true, `propertyNames`, presence rules)
+(`patternProperties`, `additionalProperties` other than true or false, `propertyNames`,
+presence rules)
 and array ones (`contains`, `uniqueItems`, `items` beside a prefix) make the union
 inexpressible here (None), as do draft 03 documents.
 
@@ -31,9 +38,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conjunctions import Constraints
+from .conjunctions import SOME_ADDITIONAL, Constraints
 from .constraints import HANDLED, POSITIVE, PRESENCE, UNSUPPORTED
-from .document import join
+from .document import escape, join
 from .translation import Translation
 
 _VALIDATING = frozenset((*HANDLED, *UNSUPPORTED, *PRESENCE, *POSITIVE))
@@ -48,16 +55,37 @@ def _trivial(t: "Translation", pointer: str) -> bool:
     return schema is True or (isinstance(schema, dict) and not _VALIDATING & schema.keys())
 
 
-def _object_breaks(t: "Translation", s: Constraints) -> list[dict[str, Any]] | None:
-    if s.property_names or s.presence or s.forbidden:
+def _context_names(c: Constraints) -> set[str]:
+    """Every name the objects of `c` may treat as listed rather than additional."""
+    names = {name for part in c.objects for name in part.properties}
+    names.update(c.required, c.forbidden)
+    for ifs, thens in c.presence:
+        names.update(ifs, thens)
+    return names
+
+
+def _object_breaks(t: "Translation", s: Constraints,
+                   c: Constraints | None) -> list[tuple[str, dict[str, Any]]] | None:
+    if s.property_names or s.presence or s.forbidden or s.some_additional:
         return None
     listed = dict.fromkeys(name for part in s.objects for name in part.properties)
     listed.update(dict.fromkeys(s.required))
     names: dict[str, Any] = dict.fromkeys(listed, True)  # listed in S's order (schema order)
     breaks: list[dict[str, Any]] = []
-    for part in s.objects:
-        if part.patterns or (part.additional is not None and not _trivial(t, part.additional)):
+    named: list[tuple[str, dict[str, Any]]] = []
+    for j, part in enumerate(s.objects):
+        if part.patterns:
             return None
+        closed = t.options.strict if part.additional is None else \
+            t.doc.at(part.additional) is False  # `strict`: absent is false
+        if closed or (part.additional is not None and not _trivial(t, part.additional)):
+            if not closed or (c is not None and c.values is not None):
+                return None
+            own = dict.fromkeys(part.properties, True)
+            breaks.append({"properties": own, SOME_ADDITIONAL: True})
+            for name in sorted(_context_names(c) - own.keys() if c is not None else ()):
+                named.append((f"extra{j}-{escape(name)}",
+                              {"type": "object", "required": [name], "properties": own}))
         for name, pointer in part.properties.items():
             if t.doc.at(pointer) is False:
                 breaks.append({"required": [name], "properties": names})
@@ -69,10 +97,12 @@ def _object_breaks(t: "Translation", s: Constraints) -> list[dict[str, Any]] | N
         breaks.append({"maxProperties": s.min_properties - 1})
     if s.max_properties is not None:
         breaks.append({"minProperties": s.max_properties + 1})
-    return breaks
+    open_ = {"additionalProperties": True}  # never closed by `strict`
+    return [(f"object-{i}", {"type": "object", **b, **open_}) for i, b in enumerate(breaks)] + [
+        (suffix, {**b, **open_}) for suffix, b in named]
 
 
-def _array_breaks(t: "Translation", s: Constraints) -> list[dict[str, Any]] | None:
+def _array_breaks(t: "Translation", s: Constraints) -> list[tuple[str, dict[str, Any]]] | None:
     if s.contains or s.unique:
         return None
     breaks: list[dict[str, Any]] = []
@@ -88,23 +118,25 @@ def _array_breaks(t: "Translation", s: Constraints) -> list[dict[str, Any]] | No
         breaks.append({"maxItems": s.min_items - 1})
     if s.max_items is not None:
         breaks.append({"minItems": s.max_items + 1})
-    return breaks
+    return [(f"array-{i}", {"type": "array", **b}) for i, b in enumerate(breaks)]
 
 
-def violations(t: "Translation", pointer: str, s: Constraints, kind: str) -> list[str] | None:
+def violations(t: "Translation", pointer: str, s: Constraints, kind: str,
+               c: Constraints | None = None) -> list[str] | None:
     """The pointers of schemas whose union, among values of JSON type `kind` (`object` or
-    `array`), is what the subschema at `pointer` (merged: `s`) rejects; None where that is not
+    `array`), is what the subschema at `pointer` (merged: `s`) rejects in the conjunction `c`
+    (None: in any, as far as deciding whether there is a union); None where that is not
     expressible (module docstring)."""
     if t.doc.draft3 or s.values is not None:
         return None
-    breaks = _object_breaks(t, s) if kind == "object" else _array_breaks(t, s)
+    breaks = _object_breaks(t, s, c) if kind == "object" else _array_breaks(t, s)
     if breaks is None:
         return None
     pointers = []
-    for i, schema in enumerate(breaks):
-        where = f"{pointer}~{kind}-{i}"
+    for suffix, schema in breaks:
+        where = f"{pointer}~{suffix}"
         if where not in t.doc.schemas:
-            _register(t, where, {"type": kind, **schema})
+            _register(t, where, schema)
         pointers.append(where)
     return pointers
 
@@ -131,9 +163,10 @@ def _register(t: "Translation", where: str, schema: dict[str, Any]) -> None:
         if "items" in value:
             shape["items"] = [True] * len(value["items"])
             stack.extend((join(at, "items", i), sub) for i, sub in enumerate(value["items"]))
-        if "contains" in value:
-            shape["contains"] = True
-            stack.append((join(at, "contains"), value["contains"]))
+        for keyword in ("contains", "additionalProperties"):
+            if keyword in value:
+                shape[keyword] = True
+                stack.append((join(at, keyword), value[keyword]))
         doc.make(at, shape)
 
 
