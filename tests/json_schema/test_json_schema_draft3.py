@@ -181,10 +181,18 @@ def test_disallow_must_name_types_or_hold_schemas(value: object, pointer: str) -
 @pytest.mark.parametrize("member", [
     {"type": "array", "minItems": 3, "maxItems": 3},
     {"properties": {"a": {"required": True}}},
-    {"disallow": "string"},
+    {"patternProperties": {"^a": {"type": "string"}}},
 ])
 def test_disallow_schema_refused_like_not(member: dict) -> None:
     refused({"disallow": ["null", member]}, "/disallow/1")
+
+
+def test_disallow_of_disallow() -> None:
+    """The negation of a negation: `disallow` of `{disallow: string}` is `string`."""
+    compiled = compile_json_schema(draft3({"disallow": ["null", {"disallow": "string"}]}),
+                                   byte_vocabulary())
+    assert [accepts(compiled, x) for x in ('"a"', "null", "1", "{}", "[]")] == [
+        True, False, False, False, False]
 
 
 def test_disallow_refused_where_its_negation_is_not_expressible() -> None:

@@ -2,7 +2,8 @@
 ways to break a subschema (`violations.py`): every instance of a finite universe (scalars,
 objects over two names, arrays of up to two items, nested one level) is accepted exactly when
 `jsonschema` validates it (in any member order), for random schemas built from `properties`, `required`,
-`additionalProperties: false`, sizes, `prefixItems`/`items` and the combinators, nested inside each other.
+`additionalProperties: false`, sizes, `prefixItems`/`items` and the combinators (negated
+in turn: `not` of `oneOf`, of `if`, of a subschema holding its own `not`), nested inside each other.
 """
 from __future__ import annotations
 
@@ -77,6 +78,7 @@ def _combined(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]
         _objects(inner), _arrays(inner),
         inner.map(lambda s: {"not": s}),
         st.lists(inner, min_size=2, max_size=3).map(lambda b: {"oneOf": b}),
+        st.lists(inner, min_size=2, max_size=2).map(lambda b: {"anyOf": b}),
         st.tuples(inner, inner, inner).map(lambda t: {"if": t[0], "then": t[1], "else": t[2]}),
         st.tuples(inner, inner).map(lambda t: {"allOf": [t[0], {"not": t[1]}]}))
 
@@ -134,6 +136,11 @@ def test_random_negations_exactly_under_strict(schema: Any) -> None:
                {"type": "object", "properties": {"a": {"type": "object"}}}]},
     {"$defs": {"d": {"properties": {"a": {"$ref": "#/$defs/d"}, "b": {"type": "null"}}}},
      "not": {"$ref": "#/$defs/d"}},
+    # Negations of negations, alternatives and conditionals (`negation._union`).
+    {"oneOf": [{"not": {"required": ["a", "b"]}, "required": ["a"]}, {"required": ["b"]}]},
+    {"not": {"oneOf": [{"type": "string"}, {"required": ["a"]}, {"type": ["object", "string"]}]}},
+    {"not": {"if": {"type": "object"}, "then": {"required": ["a"]}, "else": {"type": "integer"}}},
+    {"not": {"allOf": [{"not": {"type": "array"}}, {"not": {"type": "string"}}]}},
 ])
 def test_negations_of_objects_and_arrays(schema: dict[str, Any]) -> None:
     g = compile_json_schema(schema, byte_vocabulary(), property_order="any")

@@ -140,6 +140,27 @@ class SchemaDocument:
             self.schemas[pointer] = schema
             self.made.add(pointer)
 
+    def without(self, pointer: str, keywords: frozenset[str]) -> str:
+        """The pointer of a made copy of the subschema at `pointer` without `keywords` (its
+        other subschemas copied beneath it with their base URIs, so references inside resolve
+        as in the original)."""
+        made = pointer + "~without-" + "-".join(sorted(keywords))
+        if made in self.schemas:
+            return made
+        schema = self.schemas[pointer]
+        self.make(made, {k: v for k, v in schema.items() if k not in keywords}
+                  if isinstance(schema, dict) else schema)
+        self.base[made] = self.base.get(pointer, _DEFAULT_BASE)
+        dropped = tuple(join(pointer, k) for k in keywords)
+        for sub in [p for p in self.schemas if p.startswith(pointer + "/")]:
+            if not any(sub == d or sub.startswith(d + "/") for d in dropped):
+                copy = made + sub[len(pointer):]
+                self.make(copy, self.schemas[sub])
+                self.base[copy] = self.base.get(sub, _DEFAULT_BASE)
+        for sub in [p for p in self.aliases if p.startswith(pointer + "/")]:
+            self.aliases.setdefault(made + sub[len(pointer):], self.aliases[sub])
+        return made
+
     def at(self, pointer: str) -> Any:
         """The subschema at `pointer`, as the document's draft reads it."""
         return self.schemas[pointer]

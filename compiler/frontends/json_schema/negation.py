@@ -17,12 +17,15 @@ that S accepts. So `not S` keeps the other constraints and, per type T:
 `enum`/`const` in S make S_T finite: those values are excluded (arrays and objects among
 them only where S constrains arrays and objects no further). `not: {anyOf: [A, B]}` is
 `not A` and `not B`; `not: {not: A}` is A (expanded with `$ref` and `allOf` when flattening).
-Any other form (S_T a set of arrays or objects that `violations.py` cannot write, `oneOf`,
-a draft-03 `type` union beside other keywords or a nested `not` in S) raises `unsupported-keyword`; with `lenient`,
-that `not` is ignored: a superset. S is read in the document's draft: a keyword of another
+An S holding its own `not`, `anyOf`, `oneOf` or `if` is negated as a union of conjunctions
+(`_union`), its rest negated in turn. Any other form (S_T a set of arrays or objects that
+`violations.py` cannot write, a draft-03 `type` union beside other keywords) raises
+`unsupported-keyword`; with `lenient`, that `not` is ignored: a superset. S is read in the document's draft: a keyword of another
 draft in S is an annotation (`{"$schema": draft-04, "not": {"const": 1}}` rejects every value).
 """
 from __future__ import annotations
+
+from itertools import combinations
 
 from .conjunctions import NEGATED, TYPES, Constraints, Location, location, negated
 from .constraints import HANDLED, POSITIVE, PRESENCE, UNSUPPORTED
@@ -33,8 +36,8 @@ from .values import canonical, exact_number, json_type
 from .violations import violations
 
 NEGATABLE = ("subschemas that constrain scalars, and objects and arrays by properties, "
-             "required, sizes, additionalProperties false, prefixItems and items, and anyOf "
-             "of those")
+             "required, sizes, additionalProperties false, prefixItems and items, and "
+             "not, anyOf, oneOf and if of those")
 """What the negation errors say is supported."""
 _REFUSED = frozenset({"anyOf", "oneOf", "if", *UNSUPPORTED, *PRESENCE, *POSITIVE})
 
@@ -61,11 +64,70 @@ def _plan(t: "Translation", pointer: str) -> tuple[Constraints, list[object] | N
     return s, None if s.values is None else _members(t, s)
 
 
+def _union(t: "Translation", pointer: str) -> list[list[Location]] | None:
+    """The negation of the subschema S at `pointer` as a union of conjunctions, where S holds
+    nested negations, `anyOf`, `oneOf` or `if` (None where it holds none, or a draft-03 type
+    union). With P the rest of S (a made copy without those keywords, `without`):
+    not (P and not N) = not P or N; not (P and anyOf [A, B]) = not P or (not A and not B);
+    not (P and oneOf [A, B, …]) = not P or (none of them) or (two of them, for each pair);
+    not (P and if I then T else E) = not P or (I and not T) or (not I and not E)."""
+    parts = t.collector.flatten(((pointer, frozenset()),))
+    if parts is None:
+        return None
+    terms: list[list[Location]] = []
+    kept: list[str] = []
+    for p, ignored in parts:
+        if NEGATED in ignored:
+            terms.append([location(p)])
+            continue
+        schema = t.doc.at(p)
+        if not isinstance(schema, dict):
+            kept.append(p)
+            continue
+        drop = set(ignored) | {"$ref", "allOf"}  # what `flatten` has expanded into `parts`
+        for keyword in ("anyOf", "oneOf"):
+            if keyword in schema and keyword not in ignored:
+                branches = [join(p, keyword, i) for i in range(len(schema[keyword]))]
+                terms.append([negated(b) for b in branches])
+                if keyword == "oneOf":
+                    terms.extend([location(a), location(b)] for a, b in combinations(branches, 2))
+                drop.add(keyword)
+        if "if" in schema and "if" not in ignored:
+            condition = join(p, "if")
+            if "then" in schema:
+                terms.append([location(condition), negated(join(p, "then"))])
+            if "else" in schema:
+                terms.append([negated(condition), negated(join(p, "else"))])
+            drop |= {"if", "then", "else"}
+        if t.collector.alternative(p, frozenset(drop)) is not None:
+            return None  # a draft-03 type union
+        drop &= schema.keys()
+        kept.append(t.doc.without(p, frozenset(drop)) if drop else p)
+    if not terms:
+        return None
+    rest = pointer + "~positive"
+    t.doc.make(rest, {"allOf": [True] * len(kept)})
+    for i, p in enumerate(kept):
+        t.doc.aliases.setdefault(join(rest, "allOf", i), p)
+    return [[negated(rest)], *terms]
+
+
 def negatable(t: "Translation", pointer: str) -> bool:
     """Whether the negation of the subschema at `pointer` is expressible in any context."""
-    parts = t.collector.flatten((negated(pointer),))
-    for p, ignored in parts or ():
-        if NEGATED in ignored:
+    todo, seen = [pointer], set()
+    while todo:
+        pointer = todo.pop()
+        if pointer in seen:
+            continue
+        seen.add(pointer)
+        parts = t.collector.flatten((negated(pointer),))
+        for p, ignored in parts or ():
+            if NEGATED not in ignored:
+                continue
+            union = _union(t, p)
+            if union is not None:
+                todo.extend(q for term in union for q, i in term if NEGATED in i)
+                continue
             plan = _plan(t, p)
             if plan is True or (plan is not False and _expressible(Constraints(), *plan)):
                 continue
@@ -135,6 +197,10 @@ def split_negation(t: "Translation", parts: list[Location],
     those types, and the rest of `parts` with each way to be rejected (`violations.py`); None
     when every negated part is removed in place (`apply_nots`)."""
     for pointer in c.nots:
+        union = _union(t, pointer)
+        if union is not None:
+            rest = settled([p for p in parts if p != negated(pointer)])
+            return [[*rest, *term] for term in union]
         plan = _plan(t, pointer)
         if plan is True or plan is False or plan[1] is not None:
             continue
