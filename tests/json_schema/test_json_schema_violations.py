@@ -141,9 +141,21 @@ def test_random_negations_exactly_under_strict(schema: Any) -> None:
     {"not": {"oneOf": [{"type": "string"}, {"required": ["a"]}, {"type": ["object", "string"]}]}},
     {"not": {"if": {"type": "object"}, "then": {"required": ["a"]}, "else": {"type": "integer"}}},
     {"not": {"allOf": [{"not": {"type": "array"}}, {"not": {"type": "string"}}]}},
+    # Arrays whose items differ in type: "an item of another type" is "any item" there, so
+    # two negated branches do not make two `contains`.
+    {"oneOf": [{"type": "array", "minItems": 1, "items": {"type": "string"}},
+               {"type": "array", "minItems": 1, "items": {"type": "array"}},
+               {"type": "array", "minItems": 1, "items": {"type": "object"}}]},
 ])
 def test_negations_of_objects_and_arrays(schema: dict[str, Any]) -> None:
     g = compile_json_schema(schema, byte_vocabulary(), property_order="any")
     validator = jsonschema.Draft202012Validator(schema)
     for x in UNIVERSE:
         assert accepts(g, json.dumps(x)) == validator.is_valid(x), x
+
+
+def test_errors_inside_made_schemas_name_the_negated_subschema() -> None:
+    schema = {"allOf": [{"contains": {"type": "string"}}], "not": {"items": {"type": "integer"}}}
+    with pytest.raises(GrammarError) as info:
+        compile_json_schema(schema, byte_vocabulary())
+    assert info.value.pointer == "/not" and "made to negate" in str(info.value)

@@ -144,6 +144,19 @@ def _disjoint(t: "Translation", collector: Collector, a: Constraints, b: Constra
     return "object" not in common or _objects_disjoint(t, collector, a, b, depth)
 
 
+def disjoint_subschemas(t: "Translation", a: Sequence[str], b: Sequence[str]) -> bool:
+    """Whether no instance matches both the conjunction of the subschemas at `a` and that of
+    those at `b` (as far as their summaries tell)."""
+    collector = Collector(t.doc, lenient=True, strict_formats=t.options.strict_formats)
+    summaries = []
+    for pointers in (a, b):
+        parts = collector.flatten(conjunction([location(p) for p in pointers]))
+        if parts is None:
+            return True
+        summaries.append(collector.collect(parts))
+    return _disjoint(t, collector, *summaries)
+
+
 def overlapping(t: "Translation", branches: list[str],
                 context: Sequence[Location] = ()) -> dict[str, list[str]]:
     """For each subschema at `branches`, the others that it is not provably disjoint from
@@ -163,4 +176,4 @@ def overlapping(t: "Translation", branches: list[str],
     return {b: sorted(found[b], key=branches.index) for b in branches}
 
 
-__all__ = ["overlapping"]
+__all__ = ["disjoint_subschemas", "overlapping"]

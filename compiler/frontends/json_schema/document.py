@@ -31,6 +31,7 @@ Invariants:
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
@@ -64,6 +65,16 @@ def escape(token: str) -> str:
 def join(pointer: str, *tokens: str | int) -> str:
     """`pointer` extended by reference tokens."""
     return pointer + "".join("/" + escape(str(t)) for t in tokens)
+
+
+_MADE = re.compile(r"~(?![01])")
+
+
+def made_origin(pointer: str) -> str:
+    """The pointer of the document's subschema that a made pointer (`make`) was made from:
+    what comes before its first `~` not followed by `0` or `1` (a real pointer itself)."""
+    found = _MADE.search(pointer)
+    return pointer if found is None else pointer[:found.start()]
 
 
 def _resolve_uri(base: str, ref: str, where: str) -> tuple[str, str]:

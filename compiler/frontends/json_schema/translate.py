@@ -21,6 +21,7 @@ recurse in Python.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import deque
 
@@ -42,7 +43,7 @@ from .conjunctions import (
 from .constraints import Collector
 from .dependent import dependent_branches, dependent_keyword
 from .disjointness import overlapping
-from .document import SchemaDocument, join
+from .document import SchemaDocument, join, made_origin
 from .leaves import cached_leaf, leaf_key, store_leaf
 from .members import member_nodes
 from .negation import NEGATABLE, apply_nots, negatable, split_negation
@@ -89,7 +90,13 @@ class Translator:
         while self.queue:
             deadline.check()
             key = self.queue.popleft()
-            self.bodies[self.names[key]] = self._body(*key)
+            try:
+                self.bodies[self.names[key]] = self._body(*key)
+            except GrammarError as exc:
+                if exc.pointer and made_origin(exc.pointer) != exc.pointer:
+                    raise exc.located(pointer=made_origin(exc.pointer), message=(
+                        f"{exc.message} (in a schema made to negate this subschema)")) from None
+                raise
         assert isinstance(start, RuleRef)
         kept = set(self.kept.values())
         return Grammar(tuple(Rule(name, body, kept=name in kept)
@@ -139,6 +146,8 @@ class Translator:
 
     def warn(self, diagnostic: Diagnostic) -> None:
         """Record what lenient mode or a relaxation changed (once each)."""
+        if diagnostic.pointer and made_origin(diagnostic.pointer) != diagnostic.pointer:
+            diagnostic = dataclasses.replace(diagnostic, pointer=made_origin(diagnostic.pointer))
         if diagnostic not in self.warnings:
             self.warnings.append(diagnostic)
 

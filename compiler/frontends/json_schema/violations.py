@@ -40,6 +40,7 @@ from typing import Any
 
 from .conjunctions import SOME_ADDITIONAL, Constraints
 from .constraints import HANDLED, POSITIVE, PRESENCE, UNSUPPORTED
+from .disjointness import disjoint_subschemas
 from .document import escape, join
 from .translation import Translation
 
@@ -102,7 +103,18 @@ def _object_breaks(t: "Translation", s: Constraints,
         (suffix, {**b, **open_}) for suffix, b in named]
 
 
-def _array_breaks(t: "Translation", s: Constraints) -> list[tuple[str, dict[str, Any]]] | None:
+def _items_break(t: "Translation", rest: str, c: Constraints | None) -> dict[str, Any]:
+    """The break "an item that `rest` rejects" (no prefix): `contains` of its negation, or,
+    where every item of `c` is provably outside `rest`, any item at all."""
+    items = [part.rest for part in c.arrays if part.rest is not None] if c is not None else []
+    if items and not any(part.prefix for part in c.arrays) and \
+            disjoint_subschemas(t, items, [rest]):
+        return {"minItems": 1}
+    return {"contains": ("not", rest)}
+
+
+def _array_breaks(t: "Translation", s: Constraints,
+                  c: Constraints | None) -> list[tuple[str, dict[str, Any]]] | None:
     if s.contains or s.unique:
         return None
     breaks: list[dict[str, Any]] = []
@@ -113,12 +125,14 @@ def _array_breaks(t: "Translation", s: Constraints) -> list[tuple[str, dict[str,
         if part.rest is not None and not _trivial(t, part.rest):
             if part.prefix:
                 return None
-            breaks.append({"contains": ("not", part.rest)})
+            breaks.append(_items_break(t, part.rest, c))
     if s.min_items:
         breaks.append({"maxItems": s.min_items - 1})
     if s.max_items is not None:
         breaks.append({"minItems": s.max_items + 1})
-    return [(f"array-{i}", {"type": "array", **b}) for i, b in enumerate(breaks)]
+    # Made schemas are named by their content: the same index may hold either items break.
+    return [(f"array-{i}" + ("-nonempty" if b == {"minItems": 1} else ""), {"type": "array", **b})
+            for i, b in enumerate(breaks)]
 
 
 def violations(t: "Translation", pointer: str, s: Constraints, kind: str,
@@ -129,7 +143,7 @@ def violations(t: "Translation", pointer: str, s: Constraints, kind: str,
     expressible (module docstring)."""
     if t.doc.draft3 or s.values is not None:
         return None
-    breaks = _object_breaks(t, s, c) if kind == "object" else _array_breaks(t, s)
+    breaks = _object_breaks(t, s, c) if kind == "object" else _array_breaks(t, s, c)
     if breaks is None:
         return None
     pointers = []
