@@ -23,7 +23,9 @@ class Limits:
     `max_named_tokens` the text tokens a grammar's token references name;
     `max_unordered_properties` the listed properties of one JSON object read in any order
     (`property_order="any"`: a state per subset of them); `max_unique_values` the values the
-    items of a `uniqueItems` array may take (a state per subset of them).
+    items of a `uniqueItems` array may take (a state per subset of them);
+    `max_anyof_subsets` the branches of an `anyOf` beside an unevaluated keyword that may hold
+    together (a conjunction per set of them).
     `max_step_work` and `max_earley_items` bound the matchers of the compiled grammar (see
     `RuntimeLimits`): the Earley work of one step and the items a recognizer holds.
     """
@@ -42,6 +44,7 @@ class Limits:
     max_named_tokens: int = 4_096
     max_unordered_properties: int = 10
     max_unique_values: int = 10
+    max_anyof_subsets: int = 4
     max_step_work: int = RuntimeLimits.max_step_work
     max_earley_items: int = RuntimeLimits.max_earley_items
 

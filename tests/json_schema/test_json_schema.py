@@ -204,8 +204,8 @@ def test_layouts() -> None:
 
 @pytest.mark.parametrize("schema, code, pointer", [
     ({"type": "array", "uniqueItems": True}, "unsupported-keyword", "/uniqueItems"),
-    ({"properties": {"a": {"unevaluatedItems": False}}}, "unsupported-keyword",
-     "/properties/a/unevaluatedItems"),
+    ({"properties": {"a": {"contains": {}, "unevaluatedItems": False}}},
+     "unsupported-keyword", "/properties/a/unevaluatedItems"),
     ({"$ref": "http://example.com/x.json"}, "unsupported-ref", "/$ref"),
     ({"$ref": "#/$defs/missing"}, "invalid-ref", "/$ref"),
     ({"type": "strin"}, "invalid-schema", "/type"),

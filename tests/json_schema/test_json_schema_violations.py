@@ -130,6 +130,13 @@ def test_random_negations_exactly_under_strict(schema: Any) -> None:
                {"properties": {"b": {}}, "additionalProperties": False}]},
     {"properties": {"b": {"type": "integer"}},
      "not": {"properties": {"a": {}}, "additionalProperties": False}},
+    # A member outside one negated part's names that another's violation lists (the name
+    # sets are fixed, not "listed nowhere in the conjunction"), and enum objects.
+    {"not": {"additionalProperties": False},
+     "allOf": [{"not": {"properties": {"a": {}, "b": {}}, "required": ["a"],
+                        "additionalProperties": False}}]},
+    {"enum": [{"a": 1, "b": 0}, {"a": 1}], "not": {"properties": {"a": {}},
+                                                   "additionalProperties": False}},
     # A negation met again through `allOf` (it once made a rule of only itself: no value).
     {"allOf": [{"not": {"properties": {"a": {"type": "object",
                                              "properties": {"b": {"const": "x"}}}}}},

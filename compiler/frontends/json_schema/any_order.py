@@ -3,8 +3,8 @@
 The state of an object being written is the set S of listed members present so far (and, where
 `minProperties`/`maxProperties` count them, how many members there are, up to the bound that
 matters). From S the object goes on with a separator and a listed member not in S, or an
-additional member (S unchanged, or marked as holding one where `some_additional` asks for
-one), or ends when every required member is in S, the presence rules hold for S and the
+additional member (S unchanged, or marked as holding one where `some_additional` may ask
+for one), or ends when every required member is in S, the presence rules hold for S and the
 count is allowed. That is exact: a key is never repeated, a required
 one never missing, and every order of the allowed members is accepted.
 
@@ -56,12 +56,16 @@ def unordered_object(t: "Translation", c: "Constraints", members: list[tuple[Nod
         if extra is not None:
             extra = t.rule(f"{where}-additional-member", extra)
 
-    if c.some_additional:
-        required |= 1 << k  # the bit of "an additional member was written"
+    extra_bit = 1 << k if c.some_additional else 0
+    """Set in `seen` once an additional member is written, where one may be asked for."""
+    outside = [sum(1 << i for i, name in enumerate(names) if name not in n) | extra_bit
+               for n in c.some_additional]
+    """Per `some_additional` name set: the members (and the additional one) outside it."""
 
     def final(seen: int, count: int) -> bool:
         present = sum(1 << b for i, b in bits.items() if seen >> i & 1)
-        return seen & required == required and presence_ok(present) and (
+        return seen & required == required and presence_ok(present) and all(
+            seen & m for m in outside) and (
             not counting or lo <= count)
 
     def room(count: int) -> bool:
@@ -71,8 +75,6 @@ def unordered_object(t: "Translation", c: "Constraints", members: list[tuple[Nod
         return min(count + 1, cap) if counting else 0
 
     states: dict[tuple[int, int], Node] = {}
-    extra_bit = 1 << k if c.some_additional else 0
-    """Set in `seen` once an additional member is written, where one is required."""
 
     def state(seen: int, count: int) -> Node:
         """After at least one member: the rest of the object, `seen` and `count` so far."""

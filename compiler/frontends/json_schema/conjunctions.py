@@ -128,9 +128,9 @@ class Constraints:
     `then` empty meaning "not all of these"."""
     warnings: list[Diagnostic] = field(default_factory=list)
     """What lenient mode ignored here (`lenient_warning`)."""
-    some_additional: str | None = None
-    """The pointer of a made schema (`violations.py`) requiring at least one member whose name
-    no subschema of the conjunction lists (an additional member), or None."""
+    some_additional: list[frozenset[str]] = field(default_factory=list)
+    """Name sets N, each from a made schema (`violations.py`) that lists N and requires at
+    least one member whose name is not in N (a listed one, or an additional one)."""
 
     @property
     def structured(self) -> bool:
@@ -138,7 +138,7 @@ class Constraints:
         return bool(self.arrays or self.objects or self.required or self.property_names
                     or self.min_items or self.max_items is not None or self.min_properties
                     or self.max_properties is not None or self.forbidden or self.presence
-                    or self.contains or self.some_additional)
+                    or self.contains or bool(self.some_additional))
 
     @property
     def numbers(self) -> str | None:

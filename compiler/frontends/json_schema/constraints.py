@@ -52,14 +52,17 @@ from .conjunctions import (
 )
 from .document import DRAFT3_TYPES, SchemaDocument, join
 from .formats import is_known_format
+from .unevaluated import KEYWORDS as UNEVALUATED
+from .unevaluated import apply_unevaluated
 from .values import canonical, exact_number, is_number, json_type, number_digits
 from .vocabularies import VALIDATING
 
-UNSUPPORTED = ("unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$recursiveRef")
+UNSUPPORTED = ("$dynamicRef", "$recursiveRef")
 """Keywords whose validation is not supported (in general: `_special` takes the trivial forms)."""
-POSITIVE = ("contains", "minContains", "maxContains", "dependentSchemas", "uniqueItems")
+POSITIVE = ("contains", "minContains", "maxContains", "dependentSchemas", "uniqueItems",
+            *UNEVALUATED)
 """Keywords supported where they must hold, not inside a negated subschema (`contains.py`,
-`dependent.py`, `unique.py`)."""
+`dependent.py`, `unique.py`, `unevaluated.py`)."""
 PRESENCE = ("dependentRequired", "dependencies")
 """Keywords supported in their property-list form only."""
 HANDLED = frozenset((
@@ -179,6 +182,7 @@ class Collector:
     def collect(self, parts: list[Location]) -> Constraints:
         """The merged constraints of flattened locations."""
         c = Constraints()
+        unevaluated: list[tuple[str, str]] = []
         for pointer, ignored in parts:
             if NEGATED in ignored:
                 c.nots.append(pointer)
@@ -187,12 +191,18 @@ class Collector:
             for keyword in schema:
                 if keyword in ignored:
                     continue
-                if keyword in UNSUPPORTED or keyword in PRESENCE or keyword in POSITIVE:
+                if keyword in UNEVALUATED:
+                    unevaluated.append((keyword, pointer))
+                elif keyword in UNSUPPORTED or keyword in PRESENCE or keyword in POSITIVE:
                     self._special(c, schema, keyword, pointer)
                 elif keyword in HANDLED:
                     self._keyword(c, schema, keyword, pointer)
                 elif keyword == SOME_ADDITIONAL and pointer in self.doc.made:
-                    c.some_additional = pointer
+                    c.some_additional.append(frozenset(schema[keyword]))
+        why = apply_unevaluated(self.doc, parts, c, unevaluated) if unevaluated else None
+        if why is not None:
+            self.unsupported(c, "unevaluatedItems", next(
+                p for k, p in unevaluated if k == "unevaluatedItems"), ": " + why)
         return c
 
     def _special(self, c: Constraints, schema: dict[str, Any], keyword: str, pointer: str) -> None:

@@ -17,8 +17,9 @@
   keys are not checked against each other for repetition, which no finite automaton can do
   for an open set of names.
 - `minProperties`/`maxProperties` count members exactly (listed and additional);
-  `Constraints.some_additional` (a negated `additionalProperties: false`) asks for at least one
-  additional member.
+  `Constraints.some_additional` (a negated `additionalProperties: false`) asks, per name set
+  N, for a member whose name is not in N (N is listed, so any additional member is one): bits
+  beside the presence rules' record which sets a present member was outside of.
 - Presence rules (`dependentRequired`, the array form of `dependencies`, `not` of `required`)
   track which of the properties they mention are present, at most `MAX_PRESENCE_BITS`; those
   properties are listed (after the others) so that their presence is known.
@@ -218,10 +219,15 @@ def _assemble(t: "Translation", c: "Constraints", members: list[tuple[Node, bool
             extras[least, most] = Repeat(more, least, most)
         return extras[least, most]
 
-    def tail(count: int, nonempty: bool) -> Node:
+    # Bits above the presence rules': the `some_additional` name sets a member is outside of.
+    found_all = ((1 << len(c.some_additional)) - 1) << MAX_PRESENCE_BITS
+    hits = {i: sum(1 << (MAX_PRESENCE_BITS + j) for j, outside in enumerate(c.some_additional)
+                   if name not in outside) for i, name in enumerate(names)}
+
+    def tail(count: int, nonempty: bool, present: int) -> Node:
         need = max(lo - count, 0) if counting else 0
-        if c.some_additional:
-            need = max(need, 1)
+        if present & found_all != found_all:
+            need = max(need, 1)  # an additional member is outside every name set
         room = None if not counting or hi is None else hi - count
         if room is not None and room < need:
             return NOTHING
@@ -236,7 +242,8 @@ def _assemble(t: "Translation", c: "Constraints", members: list[tuple[Node, bool
 
     def after(i: int, count: int, present: int) -> tuple[int, int]:
         """(count, present) once member i is present."""
-        return count + 1, present | (1 << bits[i]) if i in bits else present
+        now = present | (1 << bits[i]) if i in bits else present
+        return count + 1, now | hits[i]
 
     # chain[nonempty, i, count, present]: members i.. and the additional ones, after `count`
     # members (the `present` ones of those the presence rules mention), `nonempty`: none yet.
@@ -254,7 +261,7 @@ def _assemble(t: "Translation", c: "Constraints", members: list[tuple[Node, bool
     chain: dict[tuple[bool, int, int, int], Node] = {}
     for nonempty, _, count, present in level[n]:
         chain[nonempty, n, count, present] = \
-            tail(count, nonempty) if presence_ok(present) else NOTHING
+            tail(count, nonempty, present) if presence_ok(present) else NOTHING
     for i in range(n - 1, -1, -1):
         kv, required = members[i]
         member: dict[tuple[int, int], Node] = {}

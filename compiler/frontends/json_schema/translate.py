@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import deque
+from itertools import combinations
 
 from ...ir.nodes import NOTHING, Choice, Grammar, Literal, Node, Rule, RuleRef
 from ...support import deadline
@@ -52,6 +53,7 @@ from .options import JsonSchemaOptions, Layout
 from .scalars import number_text, string_text
 from .strings import spelling_note
 from .translation import remaining, unsupported
+from .unevaluated import KEYWORDS as UNEVALUATED
 from .unique import unique_array
 from .values import canonical
 
@@ -197,7 +199,8 @@ class Translator:
             if keyword is not None:
                 return self._alternatives(parts, loc, keyword, depth)
             schema = self.doc.at(pointer)
-            if "if" in schema and "if" not in ignored and ("then" in schema or "else" in schema):
+            if "if" in schema and "if" not in ignored and (
+                    "then" in schema or "else" in schema or self._evaluates(parts)):
                 return self._conditional(parts, loc, depth)
             keyword = dependent_keyword(self.collector, schema, ignored)
             if keyword is not None:
@@ -232,8 +235,47 @@ class Translator:
                                            "compile with lenient=True to read it as anyOf",
                                            pointer=where, code="unsupported-keyword")
                     self.warn(lenient_warning(where, message, "schema-oneof-as-anyof"))
+        if keyword == "anyOf" and self._evaluates(parts):
+            subsets = self._holding_together(pointer, branches, rest)
+            if subsets is not None:
+                return Choice(tuple(self.ref(conjunction(rest + b), depth) for b in subsets))
         alts = [self.ref(conjunction(rest + [location(b), *others[b]]), depth) for b in branches]
         return Choice(tuple(alts)) if alts else NOTHING
+
+    def _evaluates(self, parts: list) -> bool:
+        """Whether a positive part of `parts` holds `unevaluatedProperties`/`Items`."""
+        return any(NEGATED not in ignored and isinstance(s := self.doc.at(p), dict)
+                   and any(k in s and k not in ignored for k in UNEVALUATED)
+                   for p, ignored in parts)
+
+    def _holding_together(self, pointer: str, branches: list[str],
+                          rest: list) -> list[list] | None:
+        """An `anyOf` beside an unevaluated keyword: every branch that holds evaluates, so it
+        is distributed over the sets of branches that hold together (the others negated),
+        where some may overlap; None where none may (`unevaluated.py`)."""
+        overlaps = overlapping(self, branches, rest)
+        if not any(overlaps.values()):
+            return None
+        where = join(pointer, "anyOf")
+        if len(branches) > self.limits.max_anyof_subsets:
+            raise self.limits.exceeded(
+                "max_anyof_subsets", len(branches), "branches of an anyOf that may hold "
+                "together beside an unevaluated keyword (a conjunction per set of them)"
+            ).located(pointer=where)
+        if not all(negatable(self, b) for b in branches if overlaps[b]):
+            unsupported(self, where, "the branches of this anyOf may hold together beside "
+                        "an unevaluated keyword (each adds what it evaluates), which needs "
+                        "their negations, and those are not expressible here")
+            return None
+        out = []
+        for n in range(1, len(branches) + 1):
+            for chosen in combinations(branches, n):
+                if not all(b in overlaps[a] for a, b in combinations(chosen, 2)):
+                    continue  # two of them cannot hold together
+                out.append([*map(location, chosen),
+                            *(negated(o) for o in branches if o not in chosen
+                              and any(o in overlaps[a] for a in chosen))])
+        return out
 
     def _conditional(self, parts: list, loc: tuple[str, frozenset[str]], depth: int) -> Node:
         pointer = loc[0]

@@ -10,10 +10,9 @@ S's object keywords, so among objects, not S is the union of one schema per way 
 - fewer members than `minProperties` m: `{"maxProperties": m - 1}`; more than
   `maxProperties` M: `{"minProperties": M + 1}`;
 - a member that a part of S with `additionalProperties: false` (absent with `strict`; and no
-  `patternProperties`) does not list: that part's names listed, with `~additional` (`Constraints.some_additional`:
-  at least one member listed nowhere in the conjunction), or, for each name x that the rest
-  of the conjunction lists and the part does not, `{"required": [x]}` (these depend on the
-  conjunction; none where it has `enum`/`const` values, whose own names are listed too).
+  `patternProperties`) does not list, N its names: `{"properties": N, "~additional": N}`
+  (`Constraints.some_additional`: a member whose name is not in N, listed by another part of
+  the conjunction or not listed at all).
 Arrays alike:
 - an item at position i that its prefix schema P rejects:
   `{"minItems": i + 1, "items": [{}, …, not P]}` (array form: position i only);
@@ -41,7 +40,7 @@ from typing import Any
 from .conjunctions import SOME_ADDITIONAL, Constraints
 from .constraints import HANDLED, POSITIVE, PRESENCE, UNSUPPORTED
 from .disjointness import disjoint_subschemas
-from .document import escape, join
+from .document import join
 from .translation import Translation
 
 _VALIDATING = frozenset((*HANDLED, *UNSUPPORTED, *PRESENCE, *POSITIVE))
@@ -56,37 +55,23 @@ def _trivial(t: "Translation", pointer: str) -> bool:
     return schema is True or (isinstance(schema, dict) and not _VALIDATING & schema.keys())
 
 
-def _context_names(c: Constraints) -> set[str]:
-    """Every name the objects of `c` may treat as listed rather than additional."""
-    names = {name for part in c.objects for name in part.properties}
-    names.update(c.required, c.forbidden)
-    for ifs, thens in c.presence:
-        names.update(ifs, thens)
-    return names
-
-
-def _object_breaks(t: "Translation", s: Constraints,
-                   c: Constraints | None) -> list[tuple[str, dict[str, Any]]] | None:
+def _object_breaks(t: "Translation", s: Constraints) -> list[tuple[str, dict[str, Any]]] | None:
     if s.property_names or s.presence or s.forbidden or s.some_additional:
         return None
     listed = dict.fromkeys(name for part in s.objects for name in part.properties)
     listed.update(dict.fromkeys(s.required))
     names: dict[str, Any] = dict.fromkeys(listed, True)  # listed in S's order (schema order)
     breaks: list[dict[str, Any]] = []
-    named: list[tuple[str, dict[str, Any]]] = []
-    for j, part in enumerate(s.objects):
+    for part in s.objects:
         if part.patterns:
             return None
         closed = t.options.strict if part.additional is None else \
             t.doc.at(part.additional) is False  # `strict`: absent is false
         if closed or (part.additional is not None and not _trivial(t, part.additional)):
-            if not closed or (c is not None and c.values is not None):
+            if not closed:
                 return None
-            own = dict.fromkeys(part.properties, True)
-            breaks.append({"properties": own, SOME_ADDITIONAL: True})
-            for name in sorted(_context_names(c) - own.keys() if c is not None else ()):
-                named.append((f"extra{j}-{escape(name)}",
-                              {"type": "object", "required": [name], "properties": own}))
+            breaks.append({"properties": dict.fromkeys(part.properties, True),
+                           SOME_ADDITIONAL: list(part.properties)})
         for name, pointer in part.properties.items():
             if t.doc.at(pointer) is False:
                 breaks.append({"required": [name], "properties": names})
@@ -99,8 +84,7 @@ def _object_breaks(t: "Translation", s: Constraints,
     if s.max_properties is not None:
         breaks.append({"minProperties": s.max_properties + 1})
     open_ = {"additionalProperties": True}  # never closed by `strict`
-    return [(f"object-{i}", {"type": "object", **b, **open_}) for i, b in enumerate(breaks)] + [
-        (suffix, {**b, **open_}) for suffix, b in named]
+    return [(f"object-{i}", {"type": "object", **b, **open_}) for i, b in enumerate(breaks)]
 
 
 def _items_break(t: "Translation", rest: str, c: Constraints | None) -> dict[str, Any]:
@@ -143,7 +127,7 @@ def violations(t: "Translation", pointer: str, s: Constraints, kind: str,
     expressible (module docstring)."""
     if t.doc.draft3 or s.values is not None:
         return None
-    breaks = _object_breaks(t, s, c) if kind == "object" else _array_breaks(t, s, c)
+    breaks = _object_breaks(t, s) if kind == "object" else _array_breaks(t, s, c)
     if breaks is None:
         return None
     pointers = []
