@@ -65,6 +65,12 @@ RELAXATIONS: tuple[Relaxation, ...] = (
         "format hostname; removed as any dot-separated labels of 1-63 letters, digits and "
         "hyphens that neither start nor end with a hyphen"),
     Relaxation(
+        "format-idn-ascii",
+        "internationalized hostnames and addresses written in ASCII: the format-hostname subset "
+        "for idn-hostname (no U-label, no A-label), the email language for idn-email",
+        "formats idn-hostname and idn-email; removed as any non-empty string and any string "
+        "holding '@'"),
+    Relaxation(
         "string-escapes",
         "string literals in which every character that JSON allows raw is written raw, and "
         "'\"', '\\' and the controls below U+0020 are written as their short escape where "
