@@ -6,32 +6,33 @@ S's object keywords, so among objects, not S is the union of one schema per way 
 - a required name r absent: `{"properties": {r: false}}`;
 - a listed property p present with a value its schema P rejects:
   `{"required": [p], "properties": {p: not P}}` (P false: p present at all);
-(each also listing S's other property names, with `{}`, so that schema order is S's);
 - fewer members than `minProperties` m: `{"maxProperties": m - 1}`; more than
   `maxProperties` M: `{"minProperties": M + 1}`;
 - a member that a part of S with `additionalProperties: false` (absent with `strict`; and no
   `patternProperties`) does not list, N its names: `{"properties": N, "~additional": N}`
   (`Constraints.some_additional`: a member whose name is not in N, listed by another part of
   the conjunction or not listed at all).
-Arrays alike:
+Each also lists S's other property names with `{}`, so that schema order is S's. Arrays alike:
 - an item at position i that its prefix schema P rejects:
   `{"minItems": i + 1, "items": [{}, …, not P]}` (array form: position i only);
 - an item past the prefix that `items` R rejects, where there is no prefix:
-  `{"contains": not R}` (with a prefix, `contains` would count its items too: refused);
+  `{"contains": not R}`, or `{"minItems": 1}` where every item of the conjunction is provably
+  outside R (two negated branches would otherwise make two `contains`); with a prefix,
+  `contains` would count its items too: refused;
 - the size bounds as for objects.
 Each schema also says `type` object or array (objects also `additionalProperties: true`, so
-that `strict` does not close them). A subschema P that says nothing is never broken
-(no schema for it). The union is exact, its members may overlap (a grammar choice need not be
+that `strict` does not close them). A subschema P that says nothing is never broken (no
+schema for it). The union is exact, its members may overlap (a grammar choice need not be
 disjoint), and a negated P is negated again where its member's rule is translated, the same
 way, so nesting and recursion need nothing more. Object keywords outside this list
 (`patternProperties`, `additionalProperties` other than true or false, `propertyNames`,
-presence rules)
-and array ones (`contains`, `uniqueItems`, `items` beside a prefix) make the union
-inexpressible here (None), as do draft 03 documents.
+presence rules) and array ones (`contains`, `uniqueItems`, `items` beside a prefix) make the
+union inexpressible here (None), as do draft 03 documents.
 
 The schemas are registered in the document (`SchemaDocument.schemas`) under the negated
-subschema's pointer + `~object-i` / `~array-i`, each `not P` as an alias of P
-(`SchemaDocument.aliases`); the same subschema always yields the same schemas.
+subschema's pointer + `~object-i` / `~array-i` (`~array-i-nonempty` for "any item"), each
+`not P` as an alias of P (`SchemaDocument.aliases`); the same subschema always yields the
+same schemas.
 """
 from __future__ import annotations
 
