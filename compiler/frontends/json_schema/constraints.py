@@ -57,7 +57,7 @@ from .unevaluated import apply_unevaluated
 from .values import canonical, exact_number, is_number, json_type, number_digits
 from .vocabularies import VALIDATING
 
-UNSUPPORTED = ("$dynamicRef", "$recursiveRef")
+UNSUPPORTED = ("$recursiveRef",)
 """Keywords whose validation is not supported (in general: `_special` takes the trivial forms)."""
 POSITIVE = ("contains", "minContains", "maxContains", "dependentSchemas", "uniqueItems",
             *UNEVALUATED)
@@ -70,7 +70,11 @@ HANDLED = frozenset((
     "multipleOf", "minLength", "maxLength", "pattern", "format", "items", "prefixItems",
     "additionalItems", "minItems", "maxItems", "properties", "patternProperties",
     "additionalProperties", "required", "propertyNames", "minProperties", "maxProperties",
-    "not", "anyOf", "oneOf", "allOf", "$ref", "if", "then", "else", *draft3.KEYWORDS))
+    "not", "anyOf", "oneOf", "allOf", "$ref", "$dynamicRef", "if", "then", "else", *draft3.KEYWORDS))
+REFERENCES = ("$ref", "$dynamicRef")
+"""The keywords `flatten` expands into the subschema they reference (`SchemaDocument.resolve`)."""
+EXPANDED = frozenset((*REFERENCES, "allOf"))
+"""The keywords `flatten` expands into the conjunction itself."""
 MAX_COUNT = 2**63 - 1
 """No instance has more characters, items or members than this (its text would fit in no
 memory): a larger `max*` count bounds nothing, a larger `min*` count admits no value of its
@@ -110,6 +114,8 @@ class Collector:
         parts: list[Location] = []
         while todo:
             loc = todo.pop()
+            if self.doc.dynamic:
+                loc = (self.doc.enter(loc[0]), loc[1])
             if loc in seen:
                 continue
             seen.add(loc)
@@ -148,8 +154,9 @@ class Collector:
             if "allOf" in schema and "allOf" not in ignored:
                 todo.extend(location(join(pointer, "allOf", i))
                             for i in reversed(range(len(schema["allOf"]))))
-            if "$ref" in schema and "$ref" not in ignored:
-                todo.append(location(self.doc.resolve(schema["$ref"], pointer)))
+            for keyword in REFERENCES:
+                if keyword in schema and keyword not in ignored:
+                    todo.append(location(self.doc.resolve(schema[keyword], pointer, keyword)))
         return parts
 
     def _negation(self, pointer: str, schema: dict[str, Any]) -> list[Location] | None:
@@ -159,6 +166,8 @@ class Collector:
                     if k in HANDLED or k in UNSUPPORTED or k in PRESENCE or k in POSITIVE}
         if "$ref" in schema and (self.doc.legacy or keywords == {"$ref"}):
             return [negated(self.doc.resolve(schema["$ref"], pointer))]
+        if keywords == {"$dynamicRef"}:
+            return [negated(self.doc.resolve(schema["$dynamicRef"], pointer, "$dynamicRef"))]
         if keywords == {"not"}:
             return [location(join(pointer, "not"))]
         if keywords == {"anyOf"} and isinstance(schema["anyOf"], list):

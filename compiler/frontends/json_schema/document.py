@@ -17,6 +17,19 @@ Invariants:
   one holding a `~` not followed by `0` or `1`, which no JSON pointer has); `made` lists
   them, and `aliases` maps such a pointer to the real subschema it stands for (`flatten` reads
   the target, negated or not).
+- `$dynamicRef` (2020-12) resolves by the dynamic scope, the schema resources entered on the
+  way to it, outermost first. What a subschema means then depends on one thing besides its
+  pointer: the *binding*, for each `$dynamicAnchor` name, of the outermost resource entered
+  that defines it (the first one entered wins, so bindings only grow). A document that holds
+  a `$dynamicRef` (`dynamic`) reads every location under its binding, written into the
+  pointer as the prefix `~scope<k>~` (`scoped`; binding 0, the empty one, has no prefix):
+  `enter` binds the anchors of the resource whose root a pointer is, `resolve` those of the
+  resource a reference lands in, and a bookended `$dynamicRef` (its static target defines the
+  fragment as a `$dynamicAnchor`) lands on the bound resource's anchor. `join` keeps the
+  prefix, so every subschema below a location shares its binding; `at` and the base URIs
+  of a scoped pointer are those of its unscoped one. Bindings are finite (a name is bound once,
+  to one of the document's resources); the rules they multiply are bounded by
+  `Limits.max_schema_rules`.
 - Indexing is iterative: nesting depth is bounded by `Limits.max_schema_depth`, not the stack.
 - The document is read by the draft of its root `$schema` (`vocabularies.py`): `at(pointer)`
   holds only the keywords in force in that draft (`vocabulary`) beside annotations and
@@ -68,13 +81,32 @@ def join(pointer: str, *tokens: str | int) -> str:
 
 
 _MADE = re.compile(r"~(?![01])")
+_SCOPE = re.compile(r"~scope([0-9]+)~")
+
+
+def unscoped(pointer: str) -> tuple[int, str]:
+    """(binding number, pointer without its scope prefix) of a pointer (`scoped`)."""
+    found = _SCOPE.match(pointer)
+    return (0, pointer) if found is None else (int(found.group(1)), pointer[found.end():])
+
+
+def scoped(binding: int, pointer: str) -> str:
+    """`pointer` (unscoped) read under binding number `binding` (module docstring)."""
+    return f"~scope{binding}~{pointer}" if binding else pointer
 
 
 def made_origin(pointer: str) -> str:
     """The pointer of the document's subschema that a made pointer (`make`) was made from:
-    what comes before its first `~` not followed by `0` or `1` (a real pointer itself)."""
+    what comes before its first `~` not followed by `0` or `1` (a real pointer itself), read
+    without its scope prefix (`scoped`)."""
+    pointer = unscoped(pointer)[1]
     found = _MADE.search(pointer)
     return pointer if found is None else pointer[:found.start()]
+
+
+def is_made(pointer: str) -> bool:
+    """Whether `pointer` names a schema made while translating (`make`)."""
+    return made_origin(pointer) != unscoped(pointer)[1]
 
 
 def _resolve_uri(base: str, ref: str, where: str) -> tuple[str, str]:
@@ -114,6 +146,13 @@ class SchemaDocument:
         self.base: dict[str, str] = {}
         self.resources: dict[str, str] = {}
         self.anchors: dict[tuple[str, str], str] = {}
+        self.dynamic_anchors: dict[tuple[str, str], str] = {}
+        """The `$dynamicAnchor`s, by (resource URI, name)."""
+        self.dynamic = False
+        """Whether a subschema holds `$dynamicRef` (module docstring)."""
+        self._bindings: list[tuple[tuple[str, str], ...]] = [()]
+        """Each binding, (name, resource URI) pairs sorted, by its number."""
+        self._binding_numbers: dict[tuple[tuple[str, str], ...], int] = {(): 0}
         self.aliases: dict[str, str] = {}
         """Made pointers that stand for another subschema (module docstring)."""
         self.made: set[str] = set()
@@ -158,23 +197,60 @@ class SchemaDocument:
         made = pointer + "~without-" + "-".join(sorted(keywords))
         if made in self.schemas:
             return made
-        schema = self.schemas[pointer]
+        schema = self.at(pointer)
         self.make(made, {k: v for k, v in schema.items() if k not in keywords}
                   if isinstance(schema, dict) else schema)
-        self.base[made] = self.base.get(pointer, _DEFAULT_BASE)
+        self.base[made] = self.base_of(pointer)
         dropped = tuple(join(pointer, k) for k in keywords)
-        for sub in [p for p in self.schemas if p.startswith(pointer + "/")]:
+        binding, plain = unscoped(pointer)
+        subs = [p for p in self.schemas if p.startswith(pointer + "/")]
+        if binding:
+            subs += [scoped(binding, p) for p in self.schemas if p.startswith(plain + "/")]
+        for sub in dict.fromkeys(subs):
             if not any(sub == d or sub.startswith(d + "/") for d in dropped):
                 copy = made + sub[len(pointer):]
-                self.make(copy, self.schemas[sub])
-                self.base[copy] = self.base.get(sub, _DEFAULT_BASE)
+                self.make(copy, self.at(sub))
+                self.base[copy] = self.base_of(sub)
         for sub in [p for p in self.aliases if p.startswith(pointer + "/")]:
             self.aliases.setdefault(made + sub[len(pointer):], self.aliases[sub])
         return made
 
     def at(self, pointer: str) -> Any:
         """The subschema at `pointer`, as the document's draft reads it."""
-        return self.schemas[pointer]
+        schema = self.schemas.get(pointer)
+        if schema is None:
+            schema = self.schemas[pointer] = self.schemas[unscoped(pointer)[1]]
+            self.base[pointer] = self.base[unscoped(pointer)[1]]
+        return schema
+
+    def base_of(self, pointer: str) -> str:
+        """The base URI of the subschema at `pointer` (a made schema without one: the
+        document's default)."""
+        return self.base.get(pointer) or self.base.get(unscoped(pointer)[1], _DEFAULT_BASE)
+
+    def enter(self, pointer: str) -> str:
+        """`pointer`, under its binding extended by the resource whose root it is, if it is
+        one (module docstring)."""
+        if not self.dynamic:
+            return pointer
+        binding, plain = unscoped(pointer)
+        url = self.base.get(plain)
+        if url is None or self.resources.get(url) != plain:
+            return pointer  # not a resource's root (or a made schema)
+        return scoped(self._bind(binding, url), plain)
+
+    def _bind(self, binding: int, url: str) -> int:
+        """The number of `binding` extended by the dynamic anchors of the resource `url`."""
+        bound = dict(self._bindings[binding])
+        for (resource, name) in self.dynamic_anchors:
+            if resource == url:
+                bound.setdefault(name, url)
+        key = tuple(sorted(bound.items()))
+        number = self._binding_numbers.get(key)
+        if number is None:
+            number = self._binding_numbers[key] = len(self._bindings)
+            self._bindings.append(key)
+        return number
 
     def _indexed(self, key: str) -> bool:
         """Whether the subschemas under keyword `key` are indexed eagerly."""
@@ -198,6 +274,7 @@ class SchemaDocument:
                 continue
             base = self._enter(pointer, schema, base)
             self.base[pointer] = base
+            self.dynamic = self.dynamic or "$dynamicRef" in self.schemas[pointer]
             for key in SCHEMA_KEYWORDS:
                 if key in schema and self._indexed(key):
                     value = schema[key]
@@ -280,14 +357,35 @@ class SchemaDocument:
             anchor = schema.get(key)
             if isinstance(anchor, str):
                 self.anchors.setdefault((base, anchor), pointer)
+                if key == "$dynamicAnchor":
+                    self.dynamic_anchors.setdefault((base, anchor), pointer)
         return base
 
-    def resolve(self, ref: Any, pointer: str) -> str:
-        """The pointer of the target of `ref`, written in the subschema at `pointer`."""
-        where = join(pointer, "$ref")
+    def resolve(self, ref: Any, pointer: str, keyword: str = "$ref") -> str:
+        """The pointer of the target of `ref`, the value of `keyword` (`$ref` or
+        `$dynamicRef`) in the subschema at `pointer`, under the binding of `pointer` extended
+        by the resource the target is in (module docstring)."""
+        binding = unscoped(pointer)[0]
+        target = self._static(ref, pointer, keyword)
+        if not self.dynamic:
+            return target
+        if keyword == "$dynamicRef":
+            url, fragment = _resolve_uri(self.base_of(pointer), ref, join(pointer, keyword))
+            fragment = unquote(fragment)
+            if (url, fragment) in self.dynamic_anchors:
+                outermost = dict(self._bindings[binding]).get(fragment)
+                if outermost is not None:
+                    target = self.dynamic_anchors[(outermost, fragment)]
+        return scoped(self._bind(binding, self.base[target]), target)
+
+    def _static(self, ref: Any, pointer: str, keyword: str) -> str:
+        """The unscoped pointer of the target of `ref` in the subschema at `pointer`, by its
+        URI alone."""
+        where = join(pointer, keyword)
         if not isinstance(ref, str):
-            raise GrammarError("$ref must be a string", pointer=where, code="invalid-schema")
-        url, fragment = _resolve_uri(self.base[pointer], ref, where)
+            raise GrammarError(f"{keyword} must be a string", pointer=where,
+                               code="invalid-schema")
+        url, fragment = _resolve_uri(self.base_of(pointer), ref, where)
         if url not in self.resources:
             raise GrammarError(f"reference {ref!r} points outside this document "
                                f"({url}); give that document in resources={{uri: schema}} "

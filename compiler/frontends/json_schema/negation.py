@@ -28,7 +28,7 @@ from __future__ import annotations
 from itertools import combinations
 
 from .conjunctions import NEGATED, TYPES, Constraints, Location, location, negated
-from .constraints import HANDLED, POSITIVE, PRESENCE, UNSUPPORTED
+from .constraints import EXPANDED, HANDLED, POSITIVE, PRESENCE, UNSUPPORTED
 from .document import join
 from .scalars import enum_members
 from .translation import Translation, settled, unsupported
@@ -52,7 +52,7 @@ def _plan(t: "Translation", pointer: str) -> tuple[Constraints, list[object] | N
     keywords = {k for p, ignored in parts if NEGATED not in ignored for k in t.doc.at(p)
                 if k not in ignored and (k in HANDLED or k in UNSUPPORTED or k in PRESENCE
                                          or k in POSITIVE)
-                and k not in ("$ref", "allOf")}
+                and k not in EXPANDED}
     if keywords & _REFUSED or any(NEGATED in ignored or t.collector.alternative(p, ignored)
                                   for p, ignored in parts):
         return False
@@ -84,7 +84,7 @@ def _union(t: "Translation", pointer: str) -> list[list[Location]] | None:
         if not isinstance(schema, dict):
             kept.append(p)
             continue
-        drop = set(ignored) | {"$ref", "allOf"}  # what `flatten` has expanded into `parts`
+        drop = set(ignored) | EXPANDED  # what `flatten` has expanded into `parts`
         for keyword in ("anyOf", "oneOf"):
             if keyword in schema and keyword not in ignored:
                 branches = [join(p, keyword, i) for i in range(len(schema[keyword]))]

@@ -44,7 +44,7 @@ from .conjunctions import (
 from .constraints import Collector
 from .dependent import dependent_branches, dependent_keyword
 from .disjointness import overlapping
-from .document import SchemaDocument, join, made_origin
+from .document import SchemaDocument, is_made, join, made_origin
 from .leaves import cached_leaf, leaf_key, store_leaf
 from .members import member_nodes
 from .negation import NEGATABLE, apply_nots, negatable, split_negation
@@ -95,9 +95,11 @@ class Translator:
             try:
                 self.bodies[self.names[key]] = self._body(*key)
             except GrammarError as exc:
-                if exc.pointer and made_origin(exc.pointer) != exc.pointer:
+                if exc.pointer and is_made(exc.pointer):
                     raise exc.located(pointer=made_origin(exc.pointer), message=(
                         f"{exc.message} (in a schema made to negate this subschema)")) from None
+                if exc.pointer and exc.pointer != made_origin(exc.pointer):
+                    raise exc.located(pointer=made_origin(exc.pointer)) from None
                 raise
         assert isinstance(start, RuleRef)
         kept = set(self.kept.values())

@@ -15,7 +15,7 @@ from ...support.diagnostics import Diagnostic
 from ...support.errors import GrammarError
 from ...support.limits import Limits
 from .conjunctions import NEGATED, Conjunction, lenient_warning
-from .constraints import Collector
+from .constraints import EXPANDED, Collector
 from .document import SchemaDocument
 from .options import JsonSchemaOptions, Layout
 
@@ -52,15 +52,14 @@ class Translation(Protocol):
 def settled(parts: list) -> list:
     """The flattened conjunction `parts` with `$ref` and `allOf` ignored everywhere (they are
     expanded already), so that flattening it again adds nothing."""
-    expanded = {"$ref", "allOf"}
-    return [(p, i if NEGATED in i else i | expanded) for p, i in parts]
+    return [(p, i if NEGATED in i else i | EXPANDED) for p, i in parts]
 
 
 def remaining(parts: list, loc: tuple[str, frozenset[str]], *keywords: str) -> list:
     """The flattened conjunction `parts` without `keywords` at `loc` (`settled`)."""
     pointer, ignored = loc
     rest = settled([part for part in parts if part != loc])
-    rest.append((pointer, ignored | {"$ref", "allOf"} | set(keywords)))
+    rest.append((pointer, ignored | EXPANDED | set(keywords)))
     return rest
 
 

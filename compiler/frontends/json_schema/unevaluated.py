@@ -37,11 +37,12 @@ def _children(doc: SchemaDocument, pointer: str, schema: dict[str, Any]) -> list
     kids.extend(join(pointer, k) for k in ("if", "then", "else") if k in schema)
     if isinstance(schema.get("dependentSchemas"), dict):
         kids.extend(join(pointer, "dependentSchemas", n) for n in schema["dependentSchemas"])
-    if "$ref" in schema:
-        try:
-            kids.append(doc.resolve(schema["$ref"], pointer))
-        except GrammarError:
-            pass  # reported where the reference is followed
+    for keyword in ("$ref", "$dynamicRef"):
+        if keyword in schema:
+            try:
+                kids.append(doc.resolve(schema[keyword], pointer, keyword))
+            except GrammarError:
+                pass  # reported where the reference is followed
     return kids
 
 
