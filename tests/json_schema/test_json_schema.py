@@ -210,7 +210,7 @@ def test_layouts() -> None:
     ({"$ref": "#/$defs/missing"}, "invalid-ref", "/$ref"),
     ({"type": "strin"}, "invalid-schema", "/type"),
     ({"minLength": -1}, "invalid-schema", "/minLength"),
-    ({"type": "string", "format": "regex"}, "unsupported-format", "/format"),
+    ({"type": "string", "format": "regex", "maxLength": 3}, "unsupported-format", "/format"),
     ([1], "invalid-schema", ""),
 ])
 def test_errors_name_the_keyword_and_pointer(schema: object, code: str, pointer: str) -> None:

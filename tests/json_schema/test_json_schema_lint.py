@@ -152,7 +152,7 @@ def test_json_syntax_error_has_its_line_and_column() -> None:
 
 def test_every_unsupported_keyword_reported_in_one_pass() -> None:
     schema = {"type": "object", "properties": {
-        "id": {"type": "string", "format": "regex"},
+        "id": {"type": "string", "format": "regex", "maxLength": 64},
         "list": {"type": "array", "uniqueItems": True, "maxItems": 3},
         "either": {"oneOf": [{"type": "object", "patternProperties": {"^a": {"maxLength": 3}}},
                              {"type": "object", "properties": {"b": {"type": "string"}}}]}}}

@@ -61,7 +61,7 @@ from ...support.diagnostics import Span
 from ...support.errors import GrammarError
 from ...support.limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["ANY_CHAR", "ecma_pattern"]
+__all__ = ["ANY_CHAR", "ecma_pattern", "property_names"]
 
 
 ANY_CHAR = CharClass(complement_ranges(()))
@@ -156,6 +156,14 @@ def _category_ranges() -> dict[str, Ranges]:
             out.setdefault(current, []).append((start, cp - 1))
             start, current = cp, c
     return {k: tuple(v) for k, v in out.items()}
+
+
+def property_names() -> tuple[str, ...]:
+    """Every text `\\p{...}` may hold here: the General_Category names (also after `gc=` and
+    `General_Category=`), `Any`, `ASCII` and `Assigned`."""
+    names = tuple(_category_names())
+    return (*names, *(f"{key}={n}" for key in ("gc", "General_Category") for n in names),
+            "Any", "ASCII", "Assigned")
 
 
 @memo(maxsize=1, static=True)

@@ -286,7 +286,8 @@ KNOWN_FORMATS: tuple[str, ...] = tuple(_BUILDERS)
 """The formats `format_node` supports."""
 
 _UNSUPPORTED = {
-    "regex": "the ECMA-262 pattern language is not regular (nested groups)",
+    "regex": "the ECMA-262 pattern language is not regular (nested groups); it is compiled "
+             "as a grammar where it stands alone, without pattern, length or another format",
 }
 
 

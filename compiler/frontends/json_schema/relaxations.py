@@ -77,8 +77,9 @@ RELAXATIONS: tuple[Relaxation, ...] = (
         "they have one (\\\" \\\\ \\b \\f \\n \\r \\t) and otherwise as \\u00XX (hex digits in "
         "either case)",
         "strings with a format, a pattern or values removed by a complement (and any length "
-        "bounds) whose literal automaton with every spelling exceeds Limits.max_dfa_states; "
-        "the compiled grammar's notes name each such string"),
+        "bounds) whose literal automaton with every spelling exceeds Limits.max_dfa_states, "
+        "and every string of format regex; the compiled grammar's notes name each such "
+        "string"),
 )
 """The sound subsets, each exact on its domain."""
 

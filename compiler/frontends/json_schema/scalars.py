@@ -11,6 +11,7 @@ settled on the spellings by `members.py`.
 """
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 from typing import Any
 
@@ -23,6 +24,7 @@ from ..regex import parse_regex
 from .conjunctions import Constraints, lenient_warning
 from .literals import string_content
 from .numbers import number_automaton, number_node
+from .regex_syntax import regex_grammar
 from .relaxations import format_language, number_domain
 from .strings import (
     ANY_STRING,
@@ -32,6 +34,7 @@ from .strings import (
     ecma_pattern,
     excluding,
     json_string,
+    raw_spellings_note,
 )
 from .translation import Translation
 from .values import exact_number, json_type
@@ -121,6 +124,10 @@ def string_text(t: "Translation", c: "Constraints") -> Node | None:
     """The JSON string literals `c` allows, or None if there are none."""
     if c.max_length is not None and c.max_length < c.min_length:
         return None
+    if any(name == "regex" for name, _ in c.formats):
+        if _regex_alone(t, c):
+            return _regex_text(t, c)
+        c = dataclasses.replace(c, formats=[f for f in c.formats if f[0] != "regex"])
     content = string_content_node(t, c)
     excludes = () if c.patterns or c.formats else t.options.string_excludes
     if content is None and max(c.min_length, c.max_length or 0) >= CHUNKED_FROM and \
@@ -134,6 +141,32 @@ def string_text(t: "Translation", c: "Constraints") -> Node | None:
         if exc.code == "empty-language":
             return None
         raise
+
+
+def _regex_alone(t: "Translation", c: "Constraints") -> bool:
+    """Whether `format: "regex"` stands alone in `c`: its language is context-free, so nothing
+    regular can be intersected with it. Otherwise an `unsupported-format` error, or, lenient,
+    a warning and the format ignored (False)."""
+    where = next(w for name, w in c.formats if name == "regex")
+    if not (c.patterns or c.min_length or c.max_length is not None or len(c.formats) > 1 or
+            c.excluded_strings or c.excluded_string_sets or t.options.string_excludes):
+        return True
+    message = ("format 'regex' is supported alone: its language is context-free, so a pattern, "
+               "a length bound, another format or excluded strings beside it are not "
+               "expressible")
+    if not t.options.lenient:
+        raise GrammarError(message + "; compile with lenient=True to ignore it", pointer=where,
+                           code="unsupported-format")
+    t.warn(lenient_warning(where, message))
+    return False
+
+
+def _regex_text(t: "Translation", c: "Constraints") -> Node:
+    """The literals of `format: "regex"` (`regex_syntax.py`), in raw spellings."""
+    where = next(w for name, w in c.formats if name == "regex")
+    t.warn(raw_spellings_note(where, "with every escape the automata of the pattern syntax's "
+                              "classes and quantifiers would grow several times"))
+    return t.kept_grammar("format-regex", regex_grammar())
 
 
 def _number_ok(c: "Constraints", v: Fraction, plain: bool) -> bool:

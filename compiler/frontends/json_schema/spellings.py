@@ -77,8 +77,10 @@ class _Encoder:
     """Builds the literal automaton of one value DFA (see the module docstring); `escape_raw`:
     whether a character JSON allows raw may also be escaped."""
 
-    def __init__(self, values: DFATable, limits: Limits, escape_raw: bool = True) -> None:
+    def __init__(self, values: DFATable, limits: Limits, escape_raw: bool = True,
+                 quoted: bool = True) -> None:
         self.values = values
+        self.quoted = quoted
         self.limits = limits
         self.escape_raw = escape_raw
         self.letters = _SHORT_ESCAPES if escape_raw else _NEEDED_SHORT
@@ -285,7 +287,7 @@ class _Encoder:
 
     def build(self) -> DFATable:
         """The minimal literal DFA: state 0 awaits the opening quote, 1 is after the closing
-        one, 2 + q is the value DFA's state q."""
+        one, 2 + q is the value DFA's state q (unquoted: 2 + q starts and accepts as q)."""
         values = self.values
         escapes = self.all_escapes() if self.escape_raw else self.needed_escapes()
         special = np.full(256, -1, dtype=np.int64)
@@ -314,14 +316,19 @@ class _Encoder:
                 for byte in hex_bytes:
                     table[states, column[byte]] = children[:, d]
         accepting = np.zeros(n, dtype=bool)
+        if not self.quoted:
+            table[inner, column[ord('"')]] = -1
+            accepting[inner] = values.accepting
+            return minimize(trim(column.astype(np.int32), table, accepting, values.start + 2))
         accepting[1] = True
         return minimize(trim(column.astype(np.int32), table, accepting, 0))
 
 
 def json_string_automaton(values: DFATable, limits: Limits = DEFAULT_LIMITS, *,
-                          escape_raw: bool = True) -> DFATable:
+                          escape_raw: bool = True, quoted: bool = True) -> DFATable:
     """The DFA of the JSON string literals whose decoded value `values` accepts, every
     spelling (`escape_raw`) or raw spellings only (the `string-escapes` domain; see the module
-    docstring). `values` must accept only UTF-8 text (as every DFA of IR built from code points
-    does)."""
-    return _Encoder(values, limits, escape_raw).build()
+    docstring); `quoted=False`: their insides, without the quotes (a piece of a literal whose
+    other pieces a grammar gives). `values` must accept only UTF-8 text (as every DFA of IR
+    built from code points does)."""
+    return _Encoder(values, limits, escape_raw, quoted).build()

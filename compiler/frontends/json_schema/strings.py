@@ -57,8 +57,8 @@ from .relaxations import relaxation_note
 from .spellings import json_string_automaton
 
 __all__ = ["ANY_STRING", "RAW_SPELLINGS", "chunked_string", "counted", "ecma_pattern",
-           "excluding", "json_string", "json_string_automaton", "spelling_note",
-           "string_literals"]
+           "excluding", "json_string", "json_string_automaton", "raw_spellings_note",
+           "spelling_note", "string_literals"]
 
 RAW_SPELLINGS = "JSON string, raw spellings (string-escapes)"
 """The label of a literal automaton built in the `string-escapes` domain."""
@@ -352,7 +352,12 @@ def spelling_note(node: Node | None, pointer: str) -> Diagnostic | None:
     are at `pointer`, were restricted to raw spellings (`string-escapes`); else None."""
     if not (isinstance(node, Automaton) and node.label == RAW_SPELLINGS):
         return None
-    return relaxation_note(
-        pointer, "string-escapes", "string spellings restricted to raw characters",
-        "with every escape the literal automaton needs more than Limits.max_dfa_states "
-        "states, so characters that JSON allows raw are accepted only raw")
+    return raw_spellings_note(pointer)
+
+
+def raw_spellings_note(pointer: str, why: str = "with every escape the literal automaton "
+                       "needs more than Limits.max_dfa_states states") -> Diagnostic:
+    """The `string-escapes` note for the string whose keywords are at `pointer`."""
+    return relaxation_note(pointer, "string-escapes", "string spellings restricted to raw "
+                           "characters", f"{why}, so characters that JSON allows raw are "
+                           "accepted only raw")

@@ -27,6 +27,7 @@ from collections import deque
 from itertools import combinations
 
 from ...ir.nodes import NOTHING, Choice, Grammar, Literal, Node, Rule, RuleRef
+from ...ir.rewrite import substitute
 from ...support import deadline
 from ...support.diagnostics import Diagnostic
 from ...support.errors import GrammarError
@@ -134,6 +135,23 @@ class Translator:
         self.references += 1
         if hint not in self.kept:
             self.kept[hint] = self.rule(hint, body).name
+        return RuleRef(self.kept[hint])
+
+    def kept_grammar(self, hint: str, grammar: Grammar) -> RuleRef:
+        """The start rule of `grammar` (whose rule names are its own), its rules added once
+        per translation under fresh names starting with `hint`, all kept."""
+        self.references += 1
+        if hint not in self.kept:
+            names = {r.name: self._fresh(f"{hint}-{r.name}", "") for r in grammar.rules}
+            self.named.update(names.values())
+            refs = {old: RuleRef(new) for old, new in names.items()}
+            if len(self.names) + len(self.bodies) + len(names) > 2 * self.limits.max_schema_rules:
+                raise self.limits.exceeded("max_schema_rules", len(self.bodies) + len(names),
+                                           "grammar rules for the schema's subschemas")
+            for r in grammar.rules:
+                self.bodies[names[r.name]] = substitute(r.body, refs)
+                self.kept[f"{hint}/{r.name}"] = names[r.name]
+            self.kept[hint] = names[grammar.start]
         return RuleRef(self.kept[hint])
 
     def rule(self, hint: str, body: Node) -> RuleRef:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ...ir.nodes import Node, RuleRef
+from ...ir.nodes import Grammar, Node, RuleRef
 from ...support.diagnostics import Diagnostic
 from ...support.errors import GrammarError
 from ...support.limits import Limits
@@ -41,6 +41,9 @@ class Translation(Protocol):
 
     def kept_rule(self, hint: str, body: Node) -> RuleRef:
         """The rule named `hint` with `body`, kept as a rule (made once per translation)."""
+
+    def kept_grammar(self, hint: str, grammar: Grammar) -> RuleRef:
+        """The start rule of `grammar`, its rules added once per translation (kept)."""
 
     def rule(self, hint: str, body: Node) -> RuleRef:
         """A new rule named after `hint` with the given body."""
