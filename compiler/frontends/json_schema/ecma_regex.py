@@ -21,7 +21,9 @@ Semantics (ECMA-262 unicode mode), where they differ from grammask's own regex d
 - Deliberate leniency: an identity escape of any ASCII punctuation (`\\-`, `\\:`, `\\@`) is that
   character, as outside unicode mode; unicode mode allows only syntax characters and `/`.
 
-Unsupported constructs raise `GrammarError(code="unsupported-pattern")`: lookahead, lookbehind,
+Lookahead and lookbehind are exact (`lookaround.py`), unless nested or holding anchors other
+than a `$` closing a lookahead's alternative or a `^` opening a lookbehind's.
+Unsupported constructs raise `GrammarError(code="unsupported-pattern")`: nested lookarounds,
 backreferences, `\\b` and `\\B` word boundaries, modifier groups `(?i:...)`, and `\\p` properties
 other than the ones above. Malformed patterns (unicode-mode syntax errors) raise
 `GrammarError(code="invalid-pattern")`. Both carry the 1-based column and the JSON pointer.
@@ -37,12 +39,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from ....runtime.dfa.table import DFATable
-from ...automata.build import minimal_dfa
-from ...automata.language_ops import intersect
-from ...automata.nfa import NFA
+from ...automata.language_ops import as_dfa, intersect
 from ...ir.nodes import (
     MAX_CODE_POINT,
     Automaton,
@@ -60,6 +57,7 @@ from ...support.caches import memo
 from ...support.diagnostics import Span
 from ...support.errors import GrammarError
 from ...support.limits import DEFAULT_LIMITS, Limits
+from .lookaround import MAX_LOOKAROUNDS, constraint, erase_markers, marker, with_markers
 
 __all__ = ["ANY_CHAR", "ecma_pattern", "property_names"]
 
@@ -128,6 +126,8 @@ class _Frame:
     alternatives: list[list[_Item]] = field(default_factory=list)
     items: list[_Item] = field(default_factory=list)
     quantifiable: bool = False
+    lookaround: str = ""
+    """The opener of a lookaround group (`lookaround.py`), else empty."""
 
 
 def _span(start: int, end: int) -> Span:
@@ -188,6 +188,9 @@ class _Parser:
         self.text = text
         self.limits = limits
         self.marked = False
+        self.lookarounds: list[tuple[str, list[tuple[bool, Node, bool]]]] = []
+        self.looking: tuple[int, str] | None = None
+        """(column, opener) of the lookaround being read."""
 
     def invalid(self, what: str, pos: int) -> GrammarError:
         return GrammarError(f"invalid pattern at column {pos + 1}: {what}", line=1,
@@ -209,11 +212,16 @@ class _Parser:
                 i += 1
             elif c == "(":
                 stack.append(_Frame(i))
-                i = self.group_open(i)
+                i = self.group_open(i, stack)
             elif c == ")":
                 if len(stack) == 1:
                     raise self.invalid("unmatched ')'", i)
                 stack.pop()
+                if frame.lookaround:
+                    stack[-1].items.append(self.lookaround(frame))
+                    stack[-1].quantifiable = False  # unicode mode quantifies no assertion
+                    i += 1
+                    continue
                 node = alternation([self.branch(items) for items in
                                     frame.alternatives + [frame.items]], _span(frame.start, i + 1))
                 stack[-1].items.append(node)
@@ -236,6 +244,10 @@ class _Parser:
         """A group's alternative: anchors inside become markers."""
         parts: list[Node] = []
         for item in items:
+            if isinstance(item, _Anchor) and self.looking is not None:
+                raise self.unsupported(f"an anchor inside {_show(self.looking[1])}",
+                                       self.looking[0], "only $ closing a lookahead's "
+                                       "alternative and ^ opening a lookbehind's are")
             if isinstance(item, _Anchor):
                 self.marked = True
                 parts.append(_BEGIN if item.char == "^" else _END)
@@ -252,7 +264,22 @@ class _Parser:
             j -= 1
         return i > 0, self.branch(items[i:j]), j < len(items)
 
-    def group_open(self, i: int) -> int:
+    def lookaround(self, frame: _Frame) -> Node:
+        """The marker of a closed lookaround group, its alternatives recorded."""
+        branches = []
+        for items in frame.alternatives + [frame.items]:
+            start, body, end = self.top_branch(items)  # an anchor inside raises (`branch`)
+            if start if frame.lookaround in ("(?=", "(?!") else end:
+                raise self.unsupported(f"an anchor inside {_show(frame.lookaround)}",
+                                       frame.start, "only $ closing a lookahead's alternative "
+                                       "and ^ opening a lookbehind's are")
+            branches.append((start, body, end))
+        self.looking = None
+        self.lookarounds.append((frame.lookaround, branches))
+        self.marked = True
+        return marker(len(self.lookarounds) - 1)
+
+    def group_open(self, i: int, stack: list[_Frame]) -> int:
         text = self.text
         if not text.startswith("(?", i):
             return i + 1
@@ -260,8 +287,13 @@ class _Parser:
             return i + 3
         for opener, what in _LOOKAROUND:
             if text.startswith(opener, i):
-                raise self.unsupported(f"{what} {_show(opener)}", i,
-                                       "lookaround is not compiled to automata here")
+                if any(f.lookaround for f in stack) or len(self.lookarounds) >= MAX_LOOKAROUNDS:
+                    raise self.unsupported(f"{what} {_show(opener)}", i, "a lookaround inside "
+                                           f"another, or more than {MAX_LOOKAROUNDS} in one "
+                                           "pattern, is not compiled here")
+                stack[-1].lookaround = opener
+                self.looking = (i, opener)
+                return i + len(opener)
         if text.startswith("(?<", i):
             m = _GROUP_NAME.match(text, i)
             if not m or not re.fullmatch(r"[^\W\d]\w*", m[1].replace("$", "_")):
@@ -431,23 +463,6 @@ class _Parser:
         return complement_ranges(ranges) if negated else CharClass.of(ranges).ranges, m.end()
 
 
-def _erase_markers(dfa: DFATable, limits: Limits) -> DFATable:
-    """The minimal DFA of `dfa`'s language with the marker bytes 0xFE and 0xFF deleted."""
-    bc = dfa.byte_class[:0xFE]
-    lo = np.flatnonzero(np.concatenate(([True], bc[1:] != bc[:-1])))
-    hi = np.append(lo[1:], 0xFE) - 1
-    n = dfa.n_states
-    moves = dfa.transitions[:, bc[lo]]
-    q, r = np.nonzero(moves >= 0)
-    markers = dfa.transitions[:, dfa.byte_class[[0xFE, 0xFF]]]
-    p, m = np.nonzero(markers >= 0)
-    done = np.flatnonzero(dfa.accepting)
-    nfa = NFA.from_arrays(n + 1, q, lo[r], hi[r], moves[q, r],
-                          np.concatenate((p, done)), np.concatenate((markers[p, m], [n] * len(done))),
-                          dfa.start, n)
-    return minimal_dfa(nfa, limits)
-
-
 def ecma_pattern(pattern: str, *, pointer: str = "", limits: Limits = DEFAULT_LIMITS) -> Node:
     """The strings in which the ECMA-262 regex `pattern` (unicode mode) finds a match, as IR
     for fullmatch use. `pointer` is the JSON pointer attached to every error."""
@@ -476,6 +491,9 @@ def _pattern_node(pattern: str, limits: Limits) -> Node:
                             for start, body, end in branches], None)
     marked = alternation([concat([_BEGIN] * start + [body] + [_END] * end)
                           for start, body, end in branches], None)
-    dfa = intersect(concat([ANY_STRING, marked, ANY_STRING]), _MARKERS_AT_ENDS,
+    ends = Automaton(with_markers(as_dfa(_MARKERS_AT_ENDS, limits), last=0xFD), "anchors")
+    constraints = [constraint(k, opener, alternatives, ANY_CHAR, limits)
+                   for k, (opener, alternatives) in enumerate(parser.lookarounds)]
+    dfa = intersect(concat([ANY_STRING, marked, ANY_STRING]), ends, *constraints,
                     limits=limits).dfa
-    return Automaton(_erase_markers(dfa, limits), label=f"pattern {pattern!r}")
+    return Automaton(erase_markers(dfa, limits), label=f"pattern {pattern!r}")
