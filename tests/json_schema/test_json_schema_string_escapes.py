@@ -354,7 +354,8 @@ def test_escaped_samples_accepted_only_when_valid(name: str, seed: int,
 
 # ------------------------------------------------------------------ the length counter
 
-COUNTED_REGEXES = ["[a-c]{1,3}(\\.[a-c]{1,3}){0,4}", "(ab|é|😀)*x?", "[a-z]{2,5}|[0-9]{8,9}"]
+COUNTED_REGEXES = ["[a-c]{1,3}(\\.[a-c]{1,3}){0,4}", "(ab|é|😀)*x?", "[a-z]{2,5}|[0-9]{8,9}",
+                   "[0-9]{1,2}(\\.[0-9]{1,2}){2}"]
 
 
 @pytest.mark.parametrize("regex", COUNTED_REGEXES)
@@ -386,3 +387,13 @@ def test_a_removed_bounded_format_takes_raw_spellings_too() -> None:
     assert not accepts(c, '"a@b.c"')                       # removed
     assert accepts(c, '"' + "a" * 130 + '@b.c"') and accepts(c, '"hello"')
     assert not accepts(c, '"h\\u0065llo"')                 # valid, outside the domain
+
+
+def test_a_bound_every_value_meets_is_dropped() -> None:
+    """A hostname has at most 241 characters here, so `maxLength: 255` leaves its automaton
+    as it is (before, the counter copies exceeded the budget)."""
+    values = as_dfa(format_node("hostname"))
+    assert counted(values, 0, 255, Limits()) is values
+    assert counted(values, 1, None, Limits()) is values
+    shorter = counted(values, 0, 20, Limits())
+    assert shorter.fullmatch(b"a" * 20) and not shorter.fullmatch(b"a" * 21)

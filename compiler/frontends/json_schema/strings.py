@@ -179,14 +179,20 @@ def counted(values: DFATable, lo: int, hi: int | None, limits: Limits) -> DFATab
     A copy (c, q) is made only when some accepted completion from q has at most hi - c
     characters and some has at least lo - c (`_completion_lengths`), so the budget counts no
     copy the trimmed result would drop (the copies of a hostname's short labels after 200
-    characters, say).
+    characters, say). A bound every value meets already is dropped first (`values` itself
+    when both are: a hostname's 241 characters under `maxLength: 255`).
     """
     moves = values.transitions
     starters = np.unique(values.byte_class[np.r_[0:0x80, 0xC0:0x100]])
     boundary = values.accepting | (moves[:, starters] >= 0).any(axis=1)
     completes = (moves >= 0) & boundary[np.maximum(moves, 0)]
     shortest, longest = _completion_lengths(np.array(moves, dtype=np.int32), completes,
-                                            np.array(values.accepting, dtype=np.bool_), lo)
+                                            np.array(values.accepting, dtype=np.bool_),
+                                            lo if hi is None else max(lo, hi + 1))
+    if hi is not None and longest[values.start] <= hi:
+        hi = None  # no value is longer (a hostname, say): the bound says nothing
+    if hi is None and lo <= max(shortest[values.start], 0):
+        return values
     levels: list[np.ndarray] = []
     frontier = np.array([values.start])
     total = 0
