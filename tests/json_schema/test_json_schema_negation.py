@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.compiler import GrammarError
-from grammask.compiler import compile_json_schema
+from grammask.compiler import compile_json_schema, schema_to_grammar
 from tests.support.budget import examples
 from tests.support.json_schema_suite import accepts, byte_vocabulary
 
@@ -129,3 +129,20 @@ def test_negations_that_are_not_expressible() -> None:
             compile_json_schema(schema, byte_vocabulary())
         assert exc.value.code == "unsupported-keyword"
         compile_json_schema(schema, byte_vocabulary(), lenient=True)
+
+
+def test_a_branch_beside_one_it_contradicts_needs_no_negation() -> None:
+    """Two `oneOf`s over the same member: distributing the first puts A beside each branch
+    of the second, and A ∧ B (B forbids the name A requires) holds no object, so it is
+    disjoint from A ∧ A without negating anything (before, each side negated the other's
+    object schema, a union that grew past Limits.max_schema_rules on real schemas)."""
+    a = {"type": "object", "required": ["v"], "properties": {"v": {"type": "integer"}}}
+    b = {"type": "object", "properties": {"t": {"type": "string"}}, "additionalProperties": False}
+    schema = {"type": "object", "properties": {"x": {"oneOf": [a, b]}},
+              "patternProperties": {"^x$": {"oneOf": [a, b]}}}
+    g = compile_json_schema(schema, byte_vocabulary())
+    assert len(schema_to_grammar(schema).grammar.rules) <= 12  # 22 with the negations
+    validator = jsonschema.Draft202012Validator(schema)
+    for x in [{"x": {"v": 1}}, {"x": {"t": "s"}}, {"x": {}}, {"x": {"v": 1, "t": "s"}},
+              {"x": {"v": "s"}}, {"x": 1}, {}]:
+        assert accepts(g, json.dumps(x)) == validator.is_valid(x), x

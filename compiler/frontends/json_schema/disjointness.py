@@ -8,7 +8,8 @@ Two summaries are disjoint when their JSON types do not meet, their `enum`/`cons
 differ, their numeric ranges do not meet, or, for objects, some property is required by both
 with disjoint values (a discriminator: disjoint `const`/`enum`, summaries disjoint in turn, a
 few members deep, or string languages that do not meet, such as patterns `^A$` and `^B$`), or
-required by one and forbidden by the other.
+required by one and forbidden by the other (or by itself: a summary that requires a name it
+forbids holds no object, as when a `oneOf` branch sits beside one it contradicts).
 """
 from __future__ import annotations
 
@@ -85,12 +86,14 @@ def _numbers_disjoint(a: Constraints, b: Constraints) -> bool:
 def _objects_disjoint(t: "Translation", collector: Collector, a: Constraints,
                       b: Constraints, depth: int) -> bool:
     for name in set(a.required) | set(b.required):
-        if name in a.required and name in b.required:
-            if _members_disjoint(t, collector, a, b, name, depth):
-                return True
-        elif name in a.required and _forbids(t, b, name):
+        # A side that requires a name the other forbids, or one it forbids itself (so it
+        # holds no object), meets no object of the other.
+        if name in a.required and _forbids(t, b, name):
             return True
-        elif name in b.required and _forbids(t, a, name):
+        if name in b.required and _forbids(t, a, name):
+            return True
+        if name in a.required and name in b.required and \
+                _members_disjoint(t, collector, a, b, name, depth):
             return True
     return False
 
