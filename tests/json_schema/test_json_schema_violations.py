@@ -2,7 +2,7 @@
 ways to break a subschema (`violations.py`): every instance of a finite universe (scalars,
 objects over two names, arrays of up to two items, nested one level) is accepted exactly when
 `jsonschema` validates it (in any member order), for random schemas built from `properties`, `required`,
-`additionalProperties: false`, sizes, `prefixItems`/`items` and the combinators (negated
+`additionalProperties: false`, sizes, `prefixItems`/`items`, `contains` with its counts and the combinators (negated
 in turn: `not` of `oneOf`, of `if`, of a subschema holding its own `not`), nested inside each other.
 """
 from __future__ import annotations
@@ -69,6 +69,11 @@ def _arrays(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
         for keyword in ("minItems", "maxItems"):
             if draw(st.integers(0, 3)) == 0:
                 schema[keyword] = draw(st.integers(0, 2))
+        if draw(st.integers(0, 3)) == 0:
+            schema["contains"] = draw(inner)
+            for keyword in ("minContains", "maxContains"):
+                if draw(st.booleans()):
+                    schema[keyword] = draw(st.integers(0, 2))
         return schema
     return build()
 

@@ -19,6 +19,9 @@ Each also lists S's other property names with `{}`, so that schema order is S's.
   `{"contains": not R}`, or `{"minItems": 1}` where every item of the conjunction is provably
   outside R (two negated branches would otherwise make two `contains`); with a prefix,
   `contains` would count its items too: refused;
+- fewer items matching a `contains` C than its least m (`minContains`, 1 without it):
+  `{"contains": C, "minContains": 0, "maxContains": m - 1}`; more than its most M:
+  `{"contains": C, "minContains": M + 1}` (C the same subschema, an alias);
 - the size bounds as for objects.
 Each schema also says `type` object or array (objects also `additionalProperties: true`, so
 that `strict` does not close them). A subschema P that says nothing is never broken (no
@@ -26,13 +29,13 @@ schema for it). The union is exact, its members may overlap (a grammar choice ne
 disjoint), and a negated P is negated again where its member's rule is translated, the same
 way, so nesting and recursion need nothing more. Object keywords outside this list
 (`patternProperties`, `additionalProperties` other than true or false, `propertyNames`,
-presence rules) and array ones (`contains`, `uniqueItems`, `items` beside a prefix) make the
+presence rules) and array ones (`uniqueItems`, `items` beside a prefix) make the
 union inexpressible here (None), as do draft 03 documents.
 
 The schemas are registered in the document (`SchemaDocument.schemas`) under the negated
 subschema's pointer + `~object-i` / `~array-i` (`~array-i-nonempty` for "any item"), each
-`not P` as an alias of P (`SchemaDocument.aliases`); the same subschema always yields the
-same schemas.
+`not P` as an alias of P (`SchemaDocument.aliases`), and each C above as one; the same
+subschema always yields the same schemas.
 """
 from __future__ import annotations
 
@@ -100,9 +103,15 @@ def _items_break(t: "Translation", rest: str, c: Constraints | None) -> dict[str
 
 def _array_breaks(t: "Translation", s: Constraints,
                   c: Constraints | None) -> list[tuple[str, dict[str, Any]]] | None:
-    if s.contains or s.unique:
+    if s.unique:
         return None
     breaks: list[dict[str, Any]] = []
+    for count in s.contains:  # too few matches, or too many
+        if count.least:
+            breaks.append({"contains": ("same", count.pointer), "minContains": 0,
+                           "maxContains": count.least - 1})
+        if count.most is not None:
+            breaks.append({"contains": ("same", count.pointer), "minContains": count.most + 1})
     for part in s.arrays:
         for i, pointer in enumerate(part.prefix):
             if not _trivial(t, pointer):
@@ -147,6 +156,10 @@ def _register(t: "Translation", where: str, schema: dict[str, Any]) -> None:
     stack: list[tuple[str, Any]] = [(where, schema)]
     while stack:
         at, value = stack.pop()
+        if isinstance(value, tuple) and value[0] == "same":
+            doc.make(at, {})
+            doc.aliases[at] = value[1]
+            continue
         if isinstance(value, tuple):
             doc.make(at, {"not": {}})
             doc.aliases[join(at, "not")] = value[1]
