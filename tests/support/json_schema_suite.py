@@ -13,6 +13,10 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import jsonschema
+from hypothesis import event
 
 from grammask.compiler import GrammarError
 from grammask.compiler import compile_json_schema
@@ -116,3 +120,24 @@ def main(argv: list[str]) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1:])
+
+
+REFUSALS = ("unsupported-keyword", "empty-language", "budget")
+"""The codes a random schema may be refused with: inexpressible forms and empty languages."""
+
+
+def agrees_on(schema: Any, universe: list[Any], refusals: tuple[str, ...] = REFUSALS,
+              validated: Any = None, **options: Any) -> None:
+    """Compile `schema` (with `options`) and check that it accepts exactly the instances of
+    `universe` that `jsonschema` (draft 2020-12) validates against `validated` (default: the
+    schema itself); a refusal must carry one of `refusals`. Records a Hypothesis event."""
+    try:
+        compiled = compile_json_schema(schema, byte_vocabulary(), **options)
+    except GrammarError as exc:
+        assert exc.code in refusals, exc
+        event(f"refused: {exc.code}")
+        return
+    event("compiled")
+    validator = jsonschema.Draft202012Validator(schema if validated is None else validated)
+    for x in universe:
+        assert accepts(compiled, json.dumps(x)) == validator.is_valid(x), (schema, x)
