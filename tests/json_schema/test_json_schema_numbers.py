@@ -2,7 +2,8 @@
 
 The oracle is independent of the construction: a text is expected to be accepted iff it is
 JSON number syntax (a regex), it lies in the documented subset (no exponent once any constraint
-is given), and its exact `Fraction` value satisfies the constraints.
+is given, but for bounds at zero only), and its exact `Fraction` value satisfies the
+constraints.
 """
 from __future__ import annotations
 
@@ -54,10 +55,15 @@ class Constraints:
                 and (self.hi is None or (v < self.hi if self.hi_strict else v <= self.hi))
                 and (self.m is None or (v / self.m).denominator == 1))
 
+    @property
+    def by_sign(self) -> bool:
+        """Only bounds at zero: exponents stay allowed (the sign decides)."""
+        return not self.integer and self.m is None and {self.lo, self.hi} <= {None, 0}
+
     def expected(self, text: str) -> bool:
         if not NUMBER_RE.fullmatch(text):
             return False
-        if self.constrained and re.search("[eE]", text):
+        if self.constrained and not self.by_sign and re.search("[eE]", text):
             return False
         return self.satisfied_by(Fraction(text))
 
@@ -189,6 +195,9 @@ def all_short_texts() -> list[str]:
 
 TYPICAL = [
     Constraints(lo=Fraction(0), hi=Fraction(100)),
+    Constraints(lo=Fraction(0)), Constraints(lo=Fraction(0), lo_strict=True),
+    Constraints(hi=Fraction(0)), Constraints(hi=Fraction(0), hi_strict=True),
+    Constraints(lo=Fraction(0), hi=Fraction(0)),
     Constraints(integer=True, lo=Fraction(1)),
     Constraints(lo=Fraction("-1.5"), lo_strict=True, hi=Fraction("3.25")),
     Constraints(integer=True, lo=Fraction(0), hi=Fraction(1000), m=Fraction(7)),
@@ -205,7 +214,8 @@ TYPICAL = [
 @pytest.mark.parametrize("c", TYPICAL, ids=lambda c: repr(c)[12:-1])
 def test_typical_cases_exhaustively_on_short_texts(c: Constraints) -> None:
     dfa = ir_to_dfa(c.node())
-    for t in all_short_texts():
+    short = all_short_texts()
+    for t in short + [t + e for t in short[::3] for e in ("e0", "E+2", "e-3", "e10")]:
         assert dfa.fullmatch(t.encode()) == c.expected(t), t
 
 
@@ -215,7 +225,10 @@ def test_typical_cases_exhaustively_on_short_texts(c: Constraints) -> None:
     ({"multiple_of": Fraction("0.01")}, r"-?(0|[1-9][0-9]*)(\.[0-9]{1,2}0*)?"),
     ({"multiple_of": Fraction(1, 3)}, r"-?(0|[1-9][0-9]*)(\.0+)?"),
     ({"integer": True, "minimum": Fraction(10)}, r"[1-9][0-9]+(\.0+)?"),
-    ({"maximum": Fraction(0), "exclusive_maximum": True}, r"-(0\.0*[1-9][0-9]*|[1-9][0-9]*(\.[0-9]+)?)"),
+    ({"maximum": Fraction(0), "exclusive_maximum": True},
+     r"-(0\.0*[1-9][0-9]*|[1-9][0-9]*(\.[0-9]+)?)([eE][+-]?[0-9]+)?"),
+    ({"maximum": Fraction("-0.5"), "exclusive_maximum": True},
+     r"-(0\.(5[0-9]*[1-9]|[6-9])[0-9]*|[1-9][0-9]*(\.[0-9]+)?)"),
     ({"integer": True, "multiple_of": Fraction(2)}, r"-?(0|[1-9][0-9]*[02468])(\.0+)?|-?[02468](\.0+)?"),
 ])
 def test_languages_equal_known_regexes(kwargs: dict, pattern: str) -> None:

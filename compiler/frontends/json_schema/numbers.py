@@ -7,7 +7,10 @@ integer), `1.50` is 3/2.
 
 `number_node` returns the IR of these texts:
 - With no constraint at all: every JSON number text, exponents included.
-- With any constraint (integer, a bound, multipleOf): exactly the texts WITHOUT exponent,
+- With bounds at zero only (`minimum`, `maximum` and their exclusive forms, each 0 or absent,
+  no integer, no multipleOf): every number text on the allowed side(s) of zero, exponents
+  included, since the sign and a zero mantissa decide whatever the exponent.
+- With any other constraint (integer, a bound, multipleOf): exactly the texts WITHOUT exponent,
   -?(0|[1-9][0-9]*)(\\.[0-9]+)?, whose value satisfies every constraint. On that subset the
   language is exact: sound and complete. Texts with an exponent are never accepted then,
   because with exponents the language stops being regular: `0.0…01e<k> <= 1` compares the
@@ -49,6 +52,7 @@ from ...ir.nodes import EMPTY, NOTHING, Automaton, CharClass, Choice, Literal, N
 from ...support.caches import memo
 from ...support.errors import BudgetExceeded, GrammarError
 from ...support.limits import DEFAULT_LIMITS, Limits
+from ..regex import parse_regex
 from .residues import residue_dfa
 from .values import number_digits
 
@@ -402,6 +406,8 @@ def number_node(
         if lo is not None and hi is not None and (
                 lo > hi or (lo == hi and (exclusive_minimum or exclusive_maximum))):
             raise empty
+        if {lo, hi} <= {None, Fraction(0)}:
+            return _by_sign(lo is not None, exclusive_minimum, hi is not None, exclusive_maximum)
         return _signed_range(lo, exclusive_minimum, hi, exclusive_maximum, None)
     p, s = _step(m if m is not None else Fraction(1), integer)
     unit = Fraction(p, 10 ** s)
@@ -429,6 +435,26 @@ def number_node(
     if lo is None and hi is None:
         return Automaton(residues, label)
     return intersect(_signed_range(lo, False, hi, False, s), residues, limits=limits, label=label)
+
+
+_EXPONENT = "([eE][+-]?[0-9]+)?"
+_NONZERO_MANTISSA = r"(0\.0*[1-9][0-9]*|[1-9][0-9]*(\.[0-9]+)?)"
+
+
+@memo(maxsize=8)
+def _by_sign(above: bool, above_strict: bool, below: bool, below_strict: bool) -> Node:
+    """Every number text, exponents included, whose value is on the side(s) of zero that
+    bounds at zero allow (`minimum: 0`, `exclusiveMaximum: 0`, ...): the sign and whether the
+    mantissa is zero decide, whatever the exponent."""
+    zero = rf"-?0(\.0+)?{_EXPONENT}"
+    sides = []
+    if not below:
+        sides.append(_NONZERO_MANTISSA + _EXPONENT)
+    if not above:
+        sides.append("-" + _NONZERO_MANTISSA + _EXPONENT)
+    if not (above and above_strict) and not (below and below_strict):
+        sides.append(zero)
+    return parse_regex("|".join(sides))
 
 
 def number_automaton(

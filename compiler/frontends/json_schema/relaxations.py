@@ -44,7 +44,8 @@ RELAXATIONS: tuple[Relaxation, ...] = (
         "number-exponent",
         "number texts without an exponent: -?(0|[1-9][0-9]*)(\\.[0-9]+)?",
         "every number that a numeric keyword (type integer, bounds, multipleOf), enum/const or "
-        "a complement constrains; an unconstrained number accepts every JSON number text"),
+        "a complement constrains; an unconstrained number, and one whose only bounds are at "
+        "zero (minimum 0, exclusiveMaximum 0, ...), accepts every JSON number text"),
     Relaxation(
         "key-order",
         "objects whose listed properties come in schema order, before any other key",
