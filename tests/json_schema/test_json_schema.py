@@ -97,15 +97,23 @@ def test_combinators() -> None:
 
 
 def test_one_of_that_may_overlap_is_an_error_unless_lenient() -> None:
-    # Exactly one of two object schemas needs the negation of `patternProperties`, which is
-    # "some name matching the pattern has a value of another type": not expressible.
-    schema = {"oneOf": [{"patternProperties": {"^a": {"type": "integer"}}},
+    # Exactly one of two object schemas needs the negation of `dependentRequired`, which is
+    # "some name present without one it needs": not expressible (`violations.py`).
+    schema = {"oneOf": [{"dependentRequired": {"a": ["b"]}},
                         {"properties": {"a": {"minimum": 3}}}]}
     with pytest.raises(GrammarError) as exc:
         compiled(schema)
     assert exc.value.code == "unsupported-keyword" and "/oneOf" in str(exc.value)
     c = compiled(schema, lenient=True)
     assert any("oneOf" in n for n in c.notes)
+
+
+def test_one_of_negating_pattern_properties() -> None:
+    # "Some name matching the pattern has a value of another type" (`violations.py`).
+    check({"oneOf": [{"patternProperties": {"^a": {"type": "integer"}}},
+                     {"properties": {"a": {"minimum": 3}}}]},
+          [{"a": 1}, {"a": "x"}, {"a": "y", "ab": "x"}],
+          [{"a": 3}, {}, {"b": "x"}, {"a": 4, "ab": 2}, {"a": 1, "ab": "x"}, 1])
 
 
 def test_discriminated_one_of_is_accepted() -> None:

@@ -76,8 +76,8 @@ def test_errors_name_the_keyword() -> None:
         compile_json_schema({"contains": {}, "minContains": 50}, byte_vocabulary(),
                             limits=Limits(max_repeat=10))
     assert budget.value.pointer == "/minContains" and budget.value.limit == "max_repeat"
-    inexpressible = {"contains": {"type": "object", "patternProperties": {"^a": {
-        "type": "integer"}}}, "maxContains": 1}
+    inexpressible = {"contains": {"type": "object", "dependentRequired": {"a": ["b"]}},
+                     "maxContains": 1}
     with pytest.raises(GrammarError) as info:
         compile_json_schema(inexpressible, byte_vocabulary())
     assert info.value.pointer == "/contains"

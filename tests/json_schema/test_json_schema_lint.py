@@ -154,7 +154,7 @@ def test_every_unsupported_keyword_reported_in_one_pass() -> None:
     schema = {"type": "object", "properties": {
         "id": {"type": "string", "format": "regex", "maxLength": 64},
         "list": {"type": "array", "uniqueItems": True, "maxItems": 3},
-        "either": {"oneOf": [{"type": "object", "patternProperties": {"^a": {"maxLength": 3}}},
+        "either": {"oneOf": [{"type": "object", "dependentRequired": {"a": ["b"]}},
                              {"type": "object", "properties": {"b": {"type": "string"}}}]}}}
     found = [d for d in lint(schema) if d.severity == "error"]
     assert sorted(codes(found)) == [("unsupported-format", "/properties/id/format"),

@@ -1,9 +1,10 @@
 """`not`, `else` and overlapping `oneOf` over objects and arrays, negated as the union of the
 ways to break a subschema (`violations.py`): every instance of a finite universe (scalars,
 objects over two names, arrays of up to two items, nested one level) is accepted exactly when
-`jsonschema` validates it (in any member order), for random schemas built from `properties`, `required`,
-`additionalProperties: false`, sizes, `prefixItems`/`items`, `contains` with its counts and the combinators (negated
-in turn: `not` of `oneOf`, of `if`, of a subschema holding its own `not`), nested inside each other.
+`jsonschema` validates it (in any member order), for random schemas built from `properties`,
+`required`, `patternProperties`, `additionalProperties` (false or a schema), `propertyNames`,
+sizes, `prefixItems`/`items`, `contains` with its counts and the combinators (negated in turn:
+`not` of `oneOf`, of `if`, of a subschema holding its own `not`), nested inside each other.
 """
 from __future__ import annotations
 
@@ -49,8 +50,18 @@ def _objects(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]
         for keyword in ("minProperties", "maxProperties"):
             if draw(st.integers(0, 3)) == 0:
                 schema[keyword] = draw(st.integers(0, 2))
-        if draw(st.integers(0, 3)) == 0:
+        patterns = draw(st.lists(st.sampled_from(["^a$", "b", "[ab]", "c"]), unique=True,
+                                 max_size=2))
+        if patterns and draw(st.booleans()):
+            schema["patternProperties"] = {p: draw(inner) for p in patterns}
+        additional = draw(st.integers(0, 5))
+        if additional == 0:
             schema["additionalProperties"] = False
+        elif additional == 1:
+            schema["additionalProperties"] = draw(inner)
+        if draw(st.integers(0, 4)) == 0:
+            schema["propertyNames"] = draw(st.sampled_from(
+                [{"const": "a"}, {"pattern": "b"}, {"not": {"const": "b"}}, {"maxLength": 0}]))
         return schema
     return build()
 

@@ -3,9 +3,9 @@
 The state of an object being written is the set S of listed members present so far (and, where
 `minProperties`/`maxProperties` count them, how many members there are, up to the bound that
 matters). From S the object goes on with a separator and a listed member not in S, or an
-additional member (S unchanged, or marked as holding one where `some_additional` may ask
-for one), or ends when every required member is in S, the presence rules hold for S and the
-count is allowed. That is exact: a key is never repeated, a required
+additional member (S unchanged), or ends when every required member is in S, the presence
+rules hold for S, every witness (`Constraints.witnesses`, `objects.py`) was found by a member
+(listed or additional; S also holds those found) and the count is allowed. That is exact: a key is never repeated, a required
 one never missing, and every order of the allowed members is accepted.
 
 It is also exponential: an object of k listed members has 2**k sets. They are made as a DAG of
@@ -31,12 +31,14 @@ INLINED_UP_TO = 3
 (at most 3! orders: a small automaton); larger ones keep a rule per state."""
 
 
-def unordered_object(t: "Translation", c: "Constraints", members: list[tuple[Node, bool]],
-                     names: list[str], extra: Node | None, depth: int, bits: dict[int, int],
-                     presence_ok: Callable[[int], bool]) -> Node | None:
+def unordered_object(t: "Translation", c: "Constraints",
+                     members: list[tuple[list[tuple[Node, int]], bool]], names: list[str],
+                     extras: dict[int, Node], depth: int, bits: dict[int, int],
+                     presence_ok: Callable[[int], bool], all_found: int) -> Node | None:
     """`{ … }` with the listed members in any order, each at most once, the additional ones
-    anywhere between them, exact counts and the presence rules (`bits`: member index -> bit of
-    the presence rules)."""
+    anywhere between them, exact counts, the presence rules (`bits`: member index -> bit of
+    the presence rules) and the witnesses (`objects._assemble`'s `members`, `extras` and
+    `all_found`, with witness j as bit j)."""
     k = len(members)
     where = c.objects[0].pointer if c.objects else "/"
     if k > t.limits.max_unordered_properties:
@@ -51,22 +53,20 @@ def unordered_object(t: "Translation", c: "Constraints", members: list[tuple[Nod
     sep = t.layout.item(depth)
     ruled = k > INLINED_UP_TO
     if ruled:
-        members = [(t.rule(f"{where}-{name}-member", kv), req)
-                    for (kv, req), name in zip(members, names)]
-        if extra is not None:
-            extra = t.rule(f"{where}-additional-member", extra)
-
-    extra_bit = 1 << k if c.some_additional else 0
-    """Set in `seen` once an additional member is written, where one may be asked for."""
-    outside = [sum(1 << i for i, name in enumerate(names) if name not in n) | extra_bit
-               for n in c.some_additional]
-    """Per `some_additional` name set: the members (and the additional one) outside it."""
+        members = [([(t.rule(f"{where}-{name}-member" + (f"-{h:x}" if h else ""), kv), h)
+                     for kv, h in kvs], req) for (kvs, req), name in zip(members, names)]
+        extras = {h: t.rule(f"{where}-additional-member" + (f"-{h:x}" if h else ""), node)
+                  for h, node in extras.items()}
+    extra = extras.get(0)
+    shift = k
+    """Witness j is bit k + j of `seen`, above the listed members' bits."""
+    found_all = all_found << shift
+    hitting = [(node, h << shift) for h, node in extras.items() if h]
 
     def final(seen: int, count: int) -> bool:
         present = sum(1 << b for i, b in bits.items() if seen >> i & 1)
-        return seen & required == required and presence_ok(present) and all(
-            seen & m for m in outside) and (
-            not counting or lo <= count)
+        return seen & required == required and presence_ok(present) and \
+            seen & found_all == found_all and (not counting or lo <= count)
 
     def room(count: int) -> bool:
         return not counting or hi is None or count < hi
@@ -83,17 +83,22 @@ def unordered_object(t: "Translation", c: "Constraints", members: list[tuple[Nod
             return node
         deadline.check()
         after = bump(count)
-        if extra is not None and after != count and (seen | extra_bit, after) not in states:
+        if extra is not None and after != count and (seen, after) not in states:
             for n in range(cap, count, -1):  # the chain of extra members, from its far end,
-                state(seen | extra_bit, n)   # so that no recursion is as deep as the count
+                state(seen, n)               # so that no recursion is as deep as the count
         alts: list[Node] = []
         if room(count):
-            for i, (kv, _) in enumerate(members):
-                if not seen >> i & 1 and (rest := state(seen | 1 << i, after)) is not NOTHING:
-                    alts.append(Seq((sep, kv, rest)))
-            if extra is not None and (after != count or extra_bit & ~seen) and (
-                    rest := state(seen | extra_bit, after)) is not NOTHING:
+            for i, (kvs, _) in enumerate(members):
+                for kv, h in kvs:
+                    if not seen >> i & 1 and (
+                            rest := state(seen | 1 << i | h << shift, after)) is not NOTHING:
+                        alts.append(Seq((sep, kv, rest)))
+            if extra is not None and after != count and (
+                    rest := state(seen, after)) is not NOTHING:
                 alts.append(Seq((sep, extra, rest)))
+            for node, h in hitting:
+                if h & ~seen and (rest := state(seen | h, after)) is not NOTHING:
+                    alts.append(Seq((sep, node, rest)))
         if final(seen, count):
             alts.append(EMPTY)
         body: Node = NOTHING if not alts else alts[0] if len(alts) == 1 else Choice(tuple(alts))
@@ -108,11 +113,15 @@ def unordered_object(t: "Translation", c: "Constraints", members: list[tuple[Nod
 
     first: list[Node] = []
     if room(0):
-        for i, (kv, _) in enumerate(members):
-            if (rest := state(1 << i, bump(0))) is not NOTHING:
-                first.append(Seq((kv, rest)))
-        if extra is not None and (rest := state(extra_bit, bump(0))) is not NOTHING:
+        for i, (kvs, _) in enumerate(members):
+            for kv, h in kvs:
+                if (rest := state(1 << i | h << shift, bump(0))) is not NOTHING:
+                    first.append(Seq((kv, rest)))
+        if extra is not None and (rest := state(0, bump(0))) is not NOTHING:
             first.append(Seq((extra, rest)))
+        for node, h in hitting:
+            if (rest := state(h, bump(0))) is not NOTHING:
+                first.append(Seq((node, rest)))
     alts: list[Node] = []
     if final(0, 0):
         alts.append(Seq((Literal(b"{"), t.layout.empty(), Literal(b"}"))))

@@ -12,15 +12,16 @@ from typing import Any
 from ...support.diagnostics import Diagnostic
 
 __all__ = ["ArrayPart", "Conjunction", "Constraints", "Contains", "LENIENT_SUFFIXES", "Location",
-           "NEGATED", "ObjectPart", "SOME_ADDITIONAL", "TYPES", "conjunction", "lenient_warning", "location",
-           "negated"]
+           "MEMBER", "NEGATED", "ObjectPart", "TYPES", "conjunction", "lenient_warning",
+           "location", "negated"]
 
 Location = tuple[str, frozenset[str]]
 Conjunction = tuple[Location, ...]
 
 TYPES = ("null", "boolean", "object", "array", "string", "number", "integer")
-SOME_ADDITIONAL = "~additional"
-"""The keyword, in a made schema only, of `Constraints.some_additional`."""
+MEMBER = "~member"
+"""The keyword, in a made schema only, of a `Constraints.witnesses` entry: an object
+`{"names": schema, "value": schema}` (`violations.py`)."""
 NEGATED = "!not"
 """The marker, among a location's ignored keywords, of a negated subschema."""
 
@@ -128,9 +129,9 @@ class Constraints:
     `then` empty meaning "not all of these"."""
     warnings: list[Diagnostic] = field(default_factory=list)
     """What lenient mode ignored here (`lenient_warning`)."""
-    some_additional: list[frozenset[str]] = field(default_factory=list)
-    """Name sets N, each from a made schema (`violations.py`) that lists N and requires at
-    least one member whose name is not in N (a listed one, or an additional one)."""
+    witnesses: list[tuple[str, str]] = field(default_factory=list)
+    """Members the object must hold, each from a made schema (`violations.py`): (the pointer
+    of a schema its name is a string of, the pointer of a schema its value meets)."""
 
     @property
     def structured(self) -> bool:
@@ -138,7 +139,7 @@ class Constraints:
         return bool(self.arrays or self.objects or self.required or self.property_names
                     or self.min_items or self.max_items is not None or self.min_properties
                     or self.max_properties is not None or self.forbidden or self.presence
-                    or self.contains or bool(self.some_additional))
+                    or self.contains or bool(self.witnesses))
 
     @property
     def numbers(self) -> str | None:

@@ -37,8 +37,8 @@ from ...support.diagnostics import Diagnostic
 from ...support.errors import BudgetExceeded, GrammarError
 from . import draft3
 from .conjunctions import (
+    MEMBER,
     NEGATED,
-    SOME_ADDITIONAL,
     TYPES,
     ArrayPart,
     Conjunction,
@@ -206,8 +206,9 @@ class Collector:
                     self._special(c, schema, keyword, pointer)
                 elif keyword in HANDLED:
                     self._keyword(c, schema, keyword, pointer)
-                elif keyword == SOME_ADDITIONAL and pointer in self.doc.made:
-                    c.some_additional.append(frozenset(schema[keyword]))
+                elif keyword == MEMBER and pointer in self.doc.made:
+                    c.witnesses.append((join(pointer, MEMBER, "names"),
+                                        join(pointer, MEMBER, "value")))
         why = apply_unevaluated(self.doc, parts, c, unevaluated) if unevaluated else None
         if why is not None:
             self.unsupported(c, "unevaluatedItems", next(

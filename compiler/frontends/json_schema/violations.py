@@ -8,10 +8,15 @@ S's object keywords, so among objects, not S is the union of one schema per way 
   `{"required": [p], "properties": {p: not P}}` (P false: p present at all);
 - fewer members than `minProperties` m: `{"maxProperties": m - 1}`; more than
   `maxProperties` M: `{"minProperties": M + 1}`;
-- a member that a part of S with `additionalProperties: false` (absent with `strict`; and no
-  `patternProperties`) does not list, N its names: `{"properties": N, "~additional": N}`
-  (`Constraints.some_additional`: a member whose name is not in N, listed by another part of
-  the conjunction or not listed at all).
+- a member whose name matches a pattern p of `patternProperties` and whose value its schema
+  P rejects: `{"~member": {"names": {"pattern": p}, "value": not P}}` (P false: any value);
+- a member that a part of S does not list and none of its patterns p_i matches, L its listed
+  names, whose value `additionalProperties` A rejects (A false, or absent with `strict`:
+  any value): `{"~member": {"names": {"not": {"anyOf": [{"enum": L}, {"pattern": p_i}…]}},
+  "value": not A}}`;
+- a member whose name `propertyNames` N rejects: `{"~member": {"names": not N}}`
+  (`Constraints.witnesses`, `objects.py`: a member, listed or additional, whose name is a
+  string of `names` and whose value meets `value`).
 Each also lists S's other property names with `{}`, so that schema order is S's. Arrays alike:
 - an item at position i that its prefix schema P rejects:
   `{"minItems": i + 1, "items": [{}, …, not P]}` (array form: position i only);
@@ -28,8 +33,7 @@ that `strict` does not close them). A subschema P that says nothing is never bro
 schema for it). The union is exact, its members may overlap (a grammar choice need not be
 disjoint), and a negated P is negated again where its member's rule is translated, the same
 way, so nesting and recursion need nothing more. Object keywords outside this list
-(`patternProperties`, `additionalProperties` other than true or false, `propertyNames`,
-presence rules) and array ones (`uniqueItems`, `items` beside a prefix) make the
+(presence rules, and a negated schema that itself asks for a member) and array ones (`uniqueItems`, `items` beside a prefix) make the
 union inexpressible here (None), as do draft 03 documents.
 
 The schemas are registered in the document (`SchemaDocument.schemas`) under the negated
@@ -41,7 +45,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conjunctions import SOME_ADDITIONAL, Constraints
+from .conjunctions import MEMBER, Constraints
 from .constraints import HANDLED, POSITIVE, PRESENCE, UNSUPPORTED
 from .disjointness import disjoint_subschemas
 from .document import join
@@ -60,28 +64,36 @@ def _trivial(t: "Translation", pointer: str) -> bool:
 
 
 def _object_breaks(t: "Translation", s: Constraints) -> list[tuple[str, dict[str, Any]]] | None:
-    if s.property_names or s.presence or s.forbidden or s.some_additional:
+    if s.presence or s.forbidden or s.witnesses:
         return None
     listed = dict.fromkeys(name for part in s.objects for name in part.properties)
     listed.update(dict.fromkeys(s.required))
     names: dict[str, Any] = dict.fromkeys(listed, True)  # listed in S's order (schema order)
     breaks: list[dict[str, Any]] = []
+
+    def some_member(name_schema: Any, value: Any) -> None:
+        breaks.append({"properties": names, MEMBER: {"names": name_schema, "value": value}})
+
     for part in s.objects:
-        if part.patterns:
-            return None
+        for pattern, pointer in part.patterns:
+            if t.doc.at(pointer) is False or not _trivial(t, pointer):
+                some_member({"pattern": pattern},
+                            True if t.doc.at(pointer) is False else ("not", pointer))
         closed = t.options.strict if part.additional is None else \
             t.doc.at(part.additional) is False  # `strict`: absent is false
         if closed or (part.additional is not None and not _trivial(t, part.additional)):
-            if not closed:
-                return None
-            breaks.append({"properties": dict.fromkeys(part.properties, True),
-                           SOME_ADDITIONAL: list(part.properties)})
+            outside = ([{"enum": list(part.properties)}] if part.properties else []) + [
+                {"pattern": pattern} for pattern, _ in part.patterns]
+            some_member({"not": {"anyOf": outside}} if outside else True,
+                        True if closed else ("not", part.additional))
         for name, pointer in part.properties.items():
             if t.doc.at(pointer) is False:
                 breaks.append({"required": [name], "properties": names})
             elif not _trivial(t, pointer):
                 breaks.append({"required": [name],
                                "properties": {**names, name: ("not", pointer)}})
+    for pointer in s.property_names:
+        some_member(("not", pointer), True)
     breaks.extend({"properties": {**names, name: False}} for name in s.required)
     if s.min_properties:
         breaks.append({"maxProperties": s.min_properties - 1})
@@ -168,14 +180,16 @@ def _register(t: "Translation", where: str, schema: dict[str, Any]) -> None:
             doc.make(at, value)
             continue
         shape = dict(value)
-        if "properties" in value:
-            shape["properties"] = dict.fromkeys(value["properties"], True)
-            stack.extend((join(at, "properties", name), sub)
-                         for name, sub in value["properties"].items())
-        if "items" in value:
-            shape["items"] = [True] * len(value["items"])
-            stack.extend((join(at, "items", i), sub) for i, sub in enumerate(value["items"]))
-        for keyword in ("contains", "additionalProperties"):
+        for keyword in ("properties", MEMBER):  # subschemas by name
+            if keyword in value:
+                shape[keyword] = dict.fromkeys(value[keyword], True)
+                stack.extend((join(at, keyword, name), sub)
+                             for name, sub in value[keyword].items())
+        for keyword in ("items", "anyOf"):  # subschemas by position
+            if keyword in value:
+                shape[keyword] = [True] * len(value[keyword])
+                stack.extend((join(at, keyword, i), sub) for i, sub in enumerate(value[keyword]))
+        for keyword in ("contains", "additionalProperties", "not"):
             if keyword in value:
                 shape[keyword] = True
                 stack.append((join(at, keyword), value[keyword]))
