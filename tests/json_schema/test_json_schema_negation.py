@@ -106,6 +106,16 @@ def test_random_schemas_with_negation_match_the_oracle(schema: dict[str, Any]) -
     ({"oneOf": [{"type": "integer"}, {"minimum": 2}]}, [1, 2.5, "x"], [2, 3]),
     ({"type": "object", "oneOf": [{"required": ["a", "b"]}, {"required": ["a", "c"]}]},
      [{"a": 1, "b": 2}, {"a": 1, "c": 2}], [{"a": 1, "b": 2, "c": 3}, {"a": 1}]),
+    # Witnesses: some member whose name is in a language and whose value meets a schema.
+    ({"type": "object", "not": {"patternProperties": {"^a": {"type": "integer"}}}},
+     [{"ab": "x"}, {"b": 1, "a": None}, {"\u0061": 2.5}], [{}, {"ab": 1}, {"b": "x"}]),
+    ({"type": "object", "not": {"properties": {"a": {}}, "additionalProperties": {"type": "string"}}},
+     [{"b": 1}, {"a": 1, "c": None}], [{}, {"a": 1}, {"b": "x", "c": "y"}]),
+    ({"type": "object", "not": {"propertyNames": {"maxLength": 1}}},
+     [{"ab": 1}, {"a": 1, "bc": 2}], [{}, {"a": 1, "b": 2}]),
+    ({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"],
+      "not": {"properties": {"a": True}, "additionalProperties": False}, "maxProperties": 2},
+     [{"a": 1, "b": 2}], [{"a": 1}, {"a": 1, "b": 2, "c": 3}]),
 ])
 def test_negation_examples(schema: dict[str, Any], valid: list[Any], invalid: list[Any]) -> None:
     truth = validator(schema)
