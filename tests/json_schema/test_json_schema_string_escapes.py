@@ -160,12 +160,26 @@ def test_under_budget_strings_keep_every_escape() -> None:
     assert not accepts(c, '"\\u0061@b.coooooo"')                       # 11 characters
 
 
-def test_raw_spellings_over_budget_stay_budget_errors() -> None:
+def test_counting_over_budget_keeps_the_longest_values_that_fit() -> None:
+    """Relaxation `string-length`: a URI of at most 200 characters needs more counter states
+    than the budget, so values of at most k characters are kept, k the largest that fits."""
+    schema = {"properties": {"u": {"type": "string", "format": "uri", "maxLength": 200}}}
+    c = compile_json_schema(schema, byte_vocabulary())
+    [note] = [n for n in c.notes if "(relaxation string-length)" in n]
+    assert note.startswith("/properties/u/maxLength: strings of at most ")
+    k = int(note.split("at most ")[1].split()[0])
+    assert 50 < k < 200
+    for n, ok in ((k, True), (k + 1, False), (12, True)):
+        uri = "http://a.b/" + "x" * (n - 11)
+        assert accepts(c, json.dumps({"u": uri})) is ok, n
+    # A complement counts exactly, or not at all.
     with pytest.raises(BudgetExceeded) as info:
-        compile_json_schema({"properties": {"u": {"type": "string", "format": "uri",
-                                                  "maxLength": 200}}}, byte_vocabulary())
-    assert info.value.pointer == "/properties/u/maxLength"
+        compile_json_schema({"not": schema["properties"]["u"]}, byte_vocabulary())
+    assert info.value.pointer == "/not/maxLength"
     assert "Limits.max_dfa_states=20000" in info.value.message
+
+
+def test_raw_spellings_over_budget_stay_budget_errors() -> None:
     with pytest.raises(BudgetExceeded) as info:
         json_string(pattern="^[\\u0000-\\u001f]*$", max_length=1000, pointer="/e",
                     limits=Limits(max_dfa_states=5000))

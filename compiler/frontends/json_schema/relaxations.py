@@ -81,6 +81,13 @@ RELAXATIONS: tuple[Relaxation, ...] = (
         "bounds) whose literal automaton with every spelling exceeds Limits.max_dfa_states, "
         "and every string of format regex; the compiled grammar's notes name each such "
         "string"),
+    Relaxation(
+        "string-length",
+        "strings of at most k characters, k the largest count whose length-counting automaton "
+        "fits Limits.max_dfa_states",
+        "strings that must hold a format, a pattern or removed values with a maxLength whose "
+        "exact counting automaton exceeds Limits.max_dfa_states (never a string that a "
+        "complement removes); the compiled grammar's notes name each such string and its k"),
 )
 """The sound subsets, each exact on its domain."""
 

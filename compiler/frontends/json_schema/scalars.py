@@ -19,7 +19,7 @@ from ...automata.language_ops import as_dfa, difference, intersect
 from ...ir.nodes import Automaton, Choice, Node
 from ...support import deadline
 from ...support.caches import memo
-from ...support.errors import GrammarError
+from ...support.errors import BudgetExceeded, GrammarError
 from ..regex import parse_regex
 from .conjunctions import Constraints, lenient_warning
 from .literals import string_content
@@ -116,8 +116,11 @@ def _string_values(t: "Translation", s: "Constraints") -> Node:
     if not s.min_length and s.max_length is None:
         return ANY_STRING if content is None else content
     values = as_dfa(ANY_STRING if content is None else content, t.limits)
-    return Automaton(counted(values, s.min_length, s.max_length, t.limits),
-                     label="string length")
+    try:
+        return Automaton(counted(values, s.min_length, s.max_length, t.limits),
+                         label="string length")
+    except BudgetExceeded as exc:
+        raise exc.located(pointer=s.string_pointer) from None
 
 
 def string_text(t: "Translation", c: "Constraints") -> Node | None:

@@ -21,7 +21,10 @@ is built once more with raw spellings only (relaxation `string-escapes`, `relaxa
 character JSON allows raw is written raw, so the hex digit trees that multiply the states go
 away. Only the spelling is restricted; the decoded values are exactly those above, and every
 complement is taken on decoded values, never on these literals. Such an automaton is labelled
-`RAW_SPELLINGS` and `spelling_note` words the note the compiled grammar carries for it.
+`RAW_SPELLINGS` and `spelling_notes` words the note the compiled grammar carries for it.
+Where the length counter itself exceeds the budget under a `maxLength`, the values are those of
+at most k characters for the largest k that fits (`shortened`, relaxation `string-length`,
+noted likewise); complements always count exactly.
 
 The result is a minimal `Automaton`, computed once per (content, pattern, bounds, limits), the
 languages compared by object (automata by their interned DFA); the same `Automaton` object is
@@ -57,8 +60,8 @@ from .relaxations import relaxation_note
 from .spellings import json_string_automaton
 
 __all__ = ["ANY_STRING", "RAW_SPELLINGS", "chunked_string", "counted", "ecma_pattern",
-           "excluding", "json_string", "json_string_automaton", "raw_spellings_note",
-           "spelling_note", "string_literals"]
+           "excluding", "json_string", "json_string_automaton", "raw_spellings_note", "shortened",
+           "spelling_notes", "string_literals"]
 
 RAW_SPELLINGS = "JSON string, raw spellings (string-escapes)"
 """The label of a literal automaton built in the `string-escapes` domain."""
@@ -170,6 +173,21 @@ def _completion_lengths(moves, completes, accepting, cap):  # type: ignore[no-un
     return shortest, longest
 
 
+def shortened(values: DFATable, lo: int, hi: int | None,
+              limits: Limits) -> tuple[DFATable, int | None]:
+    """`counted`, or where its states exceed `Limits.max_dfa_states` under an upper bound, the
+    values of lo to k code points for the largest k whose states fit (relaxation
+    `string-length`): (the automaton, k or None when exact). Only for a string that must hold:
+    a complement takes the exact `counted`."""
+    try:
+        return counted(values, lo, hi, limits), None
+    except BudgetExceeded as exc:
+        fits = getattr(exc, "fitting_levels", 0) - 1
+        if hi is None or fits < max(lo, 1):
+            raise
+        return counted(values, lo, fits, limits), fits
+
+
 def counted(values: DFATable, lo: int, hi: int | None, limits: Limits) -> DFATable:
     """`values` (UTF-8 text) restricted to strings of lo to hi code points (hi None: no upper
     bound): one copy of each state per number of characters read, capped at lo without hi.
@@ -213,8 +231,10 @@ def counted(values: DFATable, lo: int, hi: int | None, limits: Limits) -> DFATab
         levels.append(states)
         total += states.size
         if total > limits.max_dfa_states:
-            raise limits.exceeded("max_dfa_states", f"more than {total}",
+            exc = limits.exceeded("max_dfa_states", f"more than {total}",
                                   "string length counter states")
+            exc.fitting_levels = len(levels) - 1  # type: ignore[attr-defined] (`shortened`)
+            raise exc
         if len(levels) - 1 == (lo if hi is None else hi):
             break
         frontier = np.unique(moves[states][completes[states]])
@@ -331,17 +351,28 @@ def string_literals(content: IdentityKey | None, matches: IdentityKey | None, lo
     operands = [ANY_STRING] + [k.node for k in (content, matches) if k is not None]
     values = (as_dfa(ANY_STRING, limits) if len(operands) == 1 else
               intersect(*operands, limits=limits, label="string value").dfa)
+    fits = None
     if (lo, hi) != (0, None) and not values.is_empty_language:
-        values = counted(values, lo, hi, limits)
+        values, fits = shortened(values, lo, hi, limits)
     if values.is_empty_language:
         raise GrammarError("no string satisfies the length bounds, format and pattern together",
                            code="empty-language")
     try:
-        return Automaton(json_string_automaton(values, limits), label="JSON string")
+        return Automaton(json_string_automaton(values, limits), label=_label(False, fits))
     except BudgetExceeded:
         if len(operands) == 1:
             raise
-    return Automaton(json_string_automaton(values, limits, escape_raw=False), RAW_SPELLINGS)
+    return Automaton(json_string_automaton(values, limits, escape_raw=False), _label(True, fits))
+
+
+_SHORTENED = " characters at most (string-length)"
+
+
+def _label(raw: bool, fits: int | None) -> str:
+    """The label of a literal automaton: `RAW_SPELLINGS` or "JSON string", and the bound
+    `shortened` took, if any (read back by `spelling_notes`)."""
+    label = RAW_SPELLINGS if raw else "JSON string"
+    return label if fits is None else f"{label}, {fits}{_SHORTENED}"
 
 
 def excluding(node: Node, excludes: tuple[str, ...], limits: Limits) -> Node:
@@ -353,12 +384,21 @@ def excluding(node: Node, excludes: tuple[str, ...], limits: Limits) -> Node:
     return difference(node, found, limits=limits, label="string without excluded texts")
 
 
-def spelling_note(node: Node | None, pointer: str) -> Diagnostic | None:
-    """The note for the compiled grammar when `node`, the literals of the string whose keywords
-    are at `pointer`, were restricted to raw spellings (`string-escapes`); else None."""
-    if not (isinstance(node, Automaton) and node.label == RAW_SPELLINGS):
-        return None
-    return raw_spellings_note(pointer)
+def spelling_notes(node: Node | None, pointer: str) -> list[Diagnostic]:
+    """The notes for the compiled grammar when `node`, the literals of the string whose
+    keywords are at `pointer`, were restricted to raw spellings (`string-escapes`) or to
+    fewer characters (`string-length`)."""
+    if not isinstance(node, Automaton) or not node.label.startswith(("JSON string",
+                                                                      RAW_SPELLINGS)):
+        return []
+    notes = [raw_spellings_note(pointer)] if node.label.startswith(RAW_SPELLINGS) else []
+    if node.label.endswith(_SHORTENED):
+        fits = int(node.label[:-len(_SHORTENED)].rsplit(" ", 1)[1])
+        notes.append(relaxation_note(
+            pointer, "string-length", f"strings of at most {fits} characters",
+            "counting the characters of the format or pattern up to maxLength needs more "
+            "than Limits.max_dfa_states states, so longer values are rejected"))
+    return notes
 
 
 def raw_spellings_note(pointer: str, why: str = "with every escape the literal automaton "

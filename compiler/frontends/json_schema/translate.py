@@ -52,7 +52,7 @@ from .negation import NEGATABLE, apply_nots, negatable, split_negation
 from .objects import object_node
 from .options import JsonSchemaOptions, Layout
 from .scalars import number_text, string_text
-from .strings import spelling_note
+from .strings import spelling_notes
 from .translation import remaining, unsupported
 from .unevaluated import KEYWORDS as UNEVALUATED
 from .unique import unique_array
@@ -333,7 +333,7 @@ class Translator:
             node = string_text(self, c)
             if node is not None:
                 alts.append(node)
-                if (note := spelling_note(node, c.string_pointer)) is not None:
+                for note in spelling_notes(node, c.string_pointer):
                     self.warn(note)
         if "array" in c.types:
             node = unique_array(self, c, depth) if c.unique else array_node(self, c, depth)
