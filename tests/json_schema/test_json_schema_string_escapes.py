@@ -172,6 +172,15 @@ def test_counting_over_budget_keeps_the_longest_values_that_fit() -> None:
     for n, ok in ((k, True), (k + 1, False), (12, True)):
         uri = "http://a.b/" + "x" * (n - 11)
         assert accepts(c, json.dumps({"u": uri})) is ok, n
+    # Past Limits.max_repeat too (the counter is bounded by states, not by the count).
+    image = {"type": "string", "maxLength": 32767,
+             "pattern": "^data:image/(png|jpeg);base64,[0-9a-zA-Z+/=]*$"}
+    c = compile_json_schema(image, byte_vocabulary())
+    assert any("(relaxation string-length)" in n for n in c.notes)
+    assert accepts(c, json.dumps("data:image/png;base64," + "A" * 5000))
+    with pytest.raises(BudgetExceeded) as info:
+        compile_json_schema({**image, "minLength": 32767}, byte_vocabulary())
+    assert info.value.limit == "max_repeat" and info.value.pointer == "/minLength"
     # A complement counts exactly, or not at all.
     with pytest.raises(BudgetExceeded) as info:
         compile_json_schema({"not": schema["properties"]["u"]}, byte_vocabulary())

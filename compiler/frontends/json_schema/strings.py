@@ -176,13 +176,15 @@ def _completion_lengths(moves, completes, accepting, cap):  # type: ignore[no-un
 def shortened(values: DFATable, lo: int, hi: int | None,
               limits: Limits) -> tuple[DFATable, int | None]:
     """`counted`, or where its states exceed `Limits.max_dfa_states` under an upper bound, the
-    values of lo to k code points for the largest k whose states fit (relaxation
-    `string-length`): (the automaton, k or None when exact). Only for a string that must hold:
+    values of lo to k code points for the largest k whose states fit in nine tenths of it
+    (relaxation `string-length`): (the automaton, k or None when exact). Only for a string that must hold:
     a complement takes the exact `counted`."""
     try:
         return counted(values, lo, hi, limits), None
     except BudgetExceeded as exc:
-        fits = getattr(exc, "fitting_levels", 0) - 1
+        # Nine tenths of the budget: the literal automaton and its rule have a few more.
+        totals = getattr(exc, "level_totals", [])
+        fits = sum(1 for total in totals if total <= limits.max_dfa_states * 9 // 10) - 1
         if hi is None or fits < max(lo, 1):
             raise
         return counted(values, lo, fits, limits), fits
@@ -233,8 +235,8 @@ def counted(values: DFATable, lo: int, hi: int | None, limits: Limits) -> DFATab
         if total > limits.max_dfa_states:
             exc = limits.exceeded("max_dfa_states", f"more than {total}",
                                   "string length counter states")
-            exc.fitting_levels = len(levels) - 1  # type: ignore[attr-defined] (`shortened`)
-            raise exc
+            exc.level_totals = np.cumsum([q.size for q in levels])  # type: ignore[attr-defined]
+            raise exc  # (`shortened` reads the states per level)
         if len(levels) - 1 == (lo if hi is None else hi):
             break
         frontier = np.unique(moves[states][completes[states]])
@@ -284,10 +286,13 @@ def json_string(
     if hi is not None and lo > hi:
         raise GrammarError(f"no string has at least {lo} and at most {hi} characters",
                            pointer=pointer, code="empty-language")
-    if max(lo, hi or 0) > limits.max_repeat:
+    plain = content is None and matches is None
+    if lo > limits.max_repeat or (plain and (hi or 0) > limits.max_repeat):
+        # (With a content or pattern, `counted` copies states per character read, within
+        # `Limits.max_dfa_states`: an upper bound past it is `shortened`.)
         budget = limits.exceeded("max_repeat", max(lo, hi or 0), "string length bound")
         raise budget.located(pointer=pointer)
-    if content is None and matches is None and (lo, hi) != (0, None):
+    if plain and (lo, hi) != (0, None):
         return Seq((_QUOTE, Repeat(_CHARACTER, lo, hi), _QUOTE))
     try:
         return string_literals(_key(content), _key(matches), lo, hi, limits)
