@@ -63,9 +63,9 @@ def test_json_schema_depth() -> None:
 
 def test_json_schema_errors_at_a_pointer_keep_their_fields() -> None:
     error = budget(lambda: schema_to_grammar(
-        {"properties": {"s": {"type": "string", "maxLength": 20000, "pattern": "a"}}}))
+        {"properties": {"s": {"type": "string", "minLength": 20000, "pattern": "a"}}}))
     assert fields(error) == ("max_repeat", 10_000, 20_000)
-    assert error.pointer == "/properties/s/maxLength"
+    assert error.pointer == "/properties/s/minLength"
     # A pattern's error: line:col inside the pattern and the pattern's pointer.
     error = budget(lambda: schema_to_grammar({"properties": {"s": {"pattern": "a{20000}"}}}))
     assert fields(error) == ("max_repeat", 10_000, 20_000)

@@ -374,8 +374,12 @@ def test_bounds_errors_and_budgets():
     with pytest.raises(BudgetExceeded, match="max_repeat"):
         json_string(max_length=10_001)
     with pytest.raises(BudgetExceeded, match="max_dfa_states") as info:
-        json_string(pattern="abc", max_length=2000, pointer="/s")
+        json_string(pattern="abc", min_length=9000, pointer="/s")
     assert info.value.pointer == "/s"
+    # Over budget under a maxLength: the longest values that fit (relaxation string-length).
+    node = json_string(pattern="abc", max_length=2000, pointer="/s")
+    assert node.label.endswith("characters at most (string-length)")
+    assert node.dfa.fullmatch(b'"' + b"x" * 100 + b'abc"')
     with pytest.raises(GrammarError) as info:
         json_string(pattern="a(?=(?!b))", pointer="/s")
     assert (info.value.code, info.value.pointer, info.value.column) == (

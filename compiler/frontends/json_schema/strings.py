@@ -357,17 +357,28 @@ def string_literals(content: IdentityKey | None, matches: IdentityKey | None, lo
     values = (as_dfa(ANY_STRING, limits) if len(operands) == 1 else
               intersect(*operands, limits=limits, label="string value").dfa)
     fits = None
+    counted_values = values
     if (lo, hi) != (0, None) and not values.is_empty_language:
-        values, fits = shortened(values, lo, hi, limits)
-    if values.is_empty_language:
+        counted_values, fits = shortened(values, lo, hi, limits)
+    if counted_values.is_empty_language:
         raise GrammarError("no string satisfies the length bounds, format and pattern together",
                            code="empty-language")
-    try:
-        return Automaton(json_string_automaton(values, limits), label=_label(False, fits))
-    except BudgetExceeded:
-        if len(operands) == 1:
-            raise
-    return Automaton(json_string_automaton(values, limits, escape_raw=False), _label(True, fits))
+    while True:
+        try:
+            return Automaton(json_string_automaton(counted_values, limits),
+                             label=_label(False, fits))
+        except BudgetExceeded:
+            if len(operands) == 1:
+                raise
+        try:
+            return Automaton(json_string_automaton(counted_values, limits, escape_raw=False),
+                             _label(True, fits))
+        except BudgetExceeded:
+            # A shortened count whose literals are still over budget: half as many characters.
+            if fits is None or fits // 2 < max(lo, 1):
+                raise
+        fits //= 2
+        counted_values = counted(values, lo, fits, limits)
 
 
 _SHORTENED = " characters at most (string-length)"
