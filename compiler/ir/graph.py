@@ -31,7 +31,7 @@ def _error(message: str, span: Span | None, code: str) -> GrammarError:
     )
 
 
-_FIRST: dict[int, tuple[weakref.ref[Node], tuple[RuleRef, ...], tuple[TokenRef, ...]]] = {}
+_FIRST: dict[int, tuple[weakref.ref[Node], tuple[RuleRef, ...], tuple[TokenRef, ...], int]] = {}
 _MAX_FIRST = 16384
 register(cache_name(__name__, "first_references"), _FIRST.clear, lambda: len(_FIRST), _MAX_FIRST)
 
@@ -44,19 +44,33 @@ def first_references(node: Node, tokens: list[TokenRef] | None = None) -> list[R
     when the merged grammar is compiled."""
     if type(node) not in (Seq, Choice, Repeat):
         return _first_references(node, tokens)
-    entry = _FIRST.get(id(node))
-    if entry is None or entry[0]() is not node:
-        found: list[TokenRef] = []
-        refs = _first_references(node, found)
-        if len(_FIRST) >= _MAX_FIRST:
-            _FIRST.clear()
-        entry = _FIRST[id(node)] = (weakref.ref(node), tuple(refs), tuple(found))
+    entry = _walked(node)
     if tokens is not None:
         tokens.extend(entry[2])
     return list(entry[1])
 
 
-def _first_references(node: Node, tokens: list[TokenRef] | None) -> list[RuleRef]:
+def expression_size(node: Node) -> int:
+    """The number of distinct sequences, choices and repetitions in `node` (a shared
+    sub-expression once), counted by the walk of `first_references`."""
+    return _walked(node)[3] if type(node) in (Seq, Choice, Repeat) else 0
+
+
+def _walked(node: Node) -> tuple[weakref.ref[Node], tuple[RuleRef, ...], tuple[TokenRef, ...],
+                                 int]:
+    entry = _FIRST.get(id(node))
+    if entry is None or entry[0]() is not node:
+        found: list[TokenRef] = []
+        size: list[int] = []
+        refs = _first_references(node, found, size)
+        if len(_FIRST) >= _MAX_FIRST:
+            _FIRST.clear()
+        entry = _FIRST[id(node)] = (weakref.ref(node), tuple(refs), tuple(found), size[0])
+    return entry
+
+
+def _first_references(node: Node, tokens: list[TokenRef] | None,
+                      size: list[int] | None = None) -> list[RuleRef]:
     seen: set[int] = set()
     names: set[str] = set()
     found: list[RuleRef] = []
@@ -86,6 +100,8 @@ def _first_references(node: Node, tokens: list[TokenRef] | None) -> list[RuleRef
         if not len(seen) & 4095:
             deadline.check()
         push(kids[::-1])
+    if size is not None:
+        size.append(len(seen))
     return found
 
 
@@ -173,6 +189,13 @@ def reachable_rules(grammar: Grammar) -> list[str]:
                 order.append(ref.name)
         i += 1
     return order
+
+
+def grammar_size(grammar: Grammar) -> int:
+    """`expression_size` summed over the rules reachable from the start."""
+    rules = grammar.by_name
+    return per_grammar(grammar, "size", lambda g: sum(
+        expression_size(rules[name].body) for name in reachable_rules(g)))
 
 
 def dependency_order(grammar: Grammar) -> list[str]:
