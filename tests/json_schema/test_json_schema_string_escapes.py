@@ -420,3 +420,27 @@ def test_a_bound_every_value_meets_is_dropped() -> None:
     assert counted(values, 1, None, Limits()) is values
     shorter = counted(values, 0, 20, Limits())
     assert shorter.fullmatch(b"a" * 20) and not shorter.fullmatch(b"a" * 21)
+
+
+_SHORT_PATTERNS = ["^[a-c]+$", "a", "^(ab|c)*$", "b.*c", "^[a-c]{2,}@[a-c]+$", "^(a|bc)+c?$"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.sampled_from(_SHORT_PATTERNS), st.integers(8, 400), st.integers(60, 400),
+       st.lists(st.text("abc@", max_size=40), min_size=1, max_size=8))
+def test_shortened_strings_are_exact_on_their_domain(pattern: str, longest: int, budget: int,
+                                                     texts: list[str]) -> None:
+    """Relaxation `string-length`, against Python's `re` (these patterns read alike in
+    ECMA-262): with a small state budget the compiled string accepts exactly the values of at
+    most k characters that match, k the noted bound (no note: exactly those of maxLength)."""
+    schema = {"type": "string", "pattern": pattern, "maxLength": longest}
+    try:
+        c = compile_json_schema(schema, byte_vocabulary(), limits=Limits(max_dfa_states=budget))
+    except BudgetExceeded:
+        return
+    notes = [n for n in c.notes if "(relaxation string-length)" in n]
+    k = int(notes[0].split("at most ")[1].split()[0]) if notes else longest
+    assert k <= longest
+    for text in [*texts, "ab" * 200, "c" * k, "a" * (k + 1), "abc" * (k // 3 + 1)]:
+        expected = re.search(pattern, text) is not None and len(text) <= k
+        assert accepts(c, json.dumps(text)) == expected, (schema, k, text)
