@@ -8,7 +8,7 @@
   rejects (its subschema read as a string language with every combinator,
   `string_sets.strings_of`), cannot appear; if it is required, there is no such object.
 - Additional keys come after the listed ones. Their names are split into regions by which
-  patterns they match (at most `MAX_PATTERN_REGIONS`); each region's names are the strings in
+  patterns they match (the non-empty ones, at most `MAX_PATTERN_REGIONS`); each region's names are the strings in
   the matched patterns, in no other pattern, not listed, and allowed by `propertyNames`, and
   its value is the conjunction of the matched patterns' schemas (or `additionalProperties`
   for a subschema none of whose patterns match). The listed names are taken out of a region's
@@ -183,15 +183,9 @@ def _additional(t: "Translation", c: "Constraints", names: _Names, listed: list[
     """One additional member (key, separator, value) by the witness bits it finds: under 0
     any additional member (found or not), under bits h those whose name is in each of h's
     languages and whose value meets each of their schemas; empty if none is allowed."""
-    patterns = list(names.patterns)
-    if len(patterns) > 6:
-        raise GrammarError(f"{len(patterns)} patternProperties make "
-                           f"more than {MAX_PATTERN_REGIONS} name regions",
-                           pointer=c.objects[0].pointer, code="budget")
     excluded = list(dict.fromkeys([*listed, *c.forbidden]))
     alts: dict[int, list[Node]] = {}
-    for chosen in product((False, True), repeat=len(patterns)):
-        matched = {p for p, on in zip(patterns, chosen) if on}
+    for matched, language in _regions(t, c, names):
         pointers: list[str] | None = []
         for part in c.objects:
             mine = [where for p, where in part.patterns if p in matched]
@@ -203,13 +197,6 @@ def _additional(t: "Translation", c: "Constraints", names: _Names, listed: list[
                 pointers = None
         if pointers is None or any(t.doc.at(p) is False for p in pointers):
             continue
-        inside = [names.patterns[p] for p in matched] or [ANY_STRING]
-        if names.allowed is not None:
-            inside.append(names.allowed)
-        outside = [names.patterns[p] for p in patterns if p not in matched]
-        language = intersect(*inside, limits=t.limits) if len(inside) > 1 else inside[0]
-        if outside:
-            language = difference(language, Choice(tuple(outside)), limits=t.limits)
         for among in product((False, True), repeat=len(found.names)):
             h = [j for j, on in enumerate(among) if on]
             region = intersect(language, *(found.names[j] for j in h), limits=t.limits) \
@@ -229,6 +216,29 @@ def _additional(t: "Translation", c: "Constraints", names: _Names, listed: list[
                 Seq((key, t.layout.key(), t.member(value, depth + 1))))
     return {bits: nodes[0] if len(nodes) == 1 else Choice(tuple(nodes))
             for bits, nodes in alts.items()}
+
+
+def _regions(t: "Translation", c: "Constraints", names: _Names) -> list[tuple[set[str], Node]]:
+    """The regions of additional names: (the patterns matched, the decoded names that match
+    exactly those and that `propertyNames` allows), the empty ones left out; each pattern
+    splits every region in two, so disjoint patterns make few regions. At most
+    `MAX_PATTERN_REGIONS`."""
+    regions: list[tuple[set[str], Node]] = [
+        (set(), ANY_STRING if names.allowed is None else names.allowed)]
+    for pattern, node in names.patterns.items():
+        split: list[tuple[set[str], Node]] = []
+        for matched, inside in regions:
+            both = node if inside is ANY_STRING else intersect(inside, node, limits=t.limits)
+            for m, language in ((matched | {pattern}, both),
+                                (matched, difference(inside, node, limits=t.limits))):
+                if not as_dfa(language, t.limits).is_empty_language:
+                    split.append((m, language))
+        if len(split) > MAX_PATTERN_REGIONS:
+            raise GrammarError(f"{len(names.patterns)} patternProperties make more than "
+                               f"{MAX_PATTERN_REGIONS} name regions",
+                               pointer=c.objects[0].pointer, code="budget")
+        regions = split
+    return regions
 
 
 def _presence_check(c: "Constraints", names: list[str]) -> tuple[dict[int, int], Any]:
