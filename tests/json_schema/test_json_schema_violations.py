@@ -3,7 +3,8 @@ ways to break a subschema (`violations.py`): every instance of a finite universe
 objects over two names, arrays of up to two items, nested one level) is accepted exactly when
 `jsonschema` validates it (in any member order), for random schemas built from `properties`,
 `required`, `patternProperties`, `additionalProperties` (false or a schema), `propertyNames`,
-sizes, `prefixItems`/`items`, `contains` with its counts and the combinators (negated in turn:
+sizes, `prefixItems`/`items`, `contains` with its counts, one object or array `const`/`enum`
+value, and the combinators (negated in turn:
 `not` of `oneOf`, of `if`, of a subschema holding its own `not`), nested inside each other.
 """
 from __future__ import annotations
@@ -32,7 +33,8 @@ items, with values among null, 0, "x", [] and {}."""
 
 _LEAVES = st.sampled_from([{}, {"type": "string"}, {"type": "integer"}, {"type": "null"},
                            {"const": "x"}, {"type": "array"}, {"type": "object"}, {"maxItems": 0},
-                           {"required": ["a"]}, True, False])
+                           {"required": ["a"]}, True, False, {"const": {"a": None}},
+                           {"const": ["x", {}]}, {"enum": [{}, 0]}, {"const": []}])
 
 
 def _objects(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:

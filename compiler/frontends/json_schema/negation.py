@@ -33,7 +33,7 @@ from .document import join
 from .scalars import enum_members
 from .translation import Translation, settled, unsupported
 from .values import canonical, exact_number, json_type
-from .violations import violations
+from .violations import value_violations, violations
 
 NEGATABLE = ("subschemas that constrain scalars, and objects and arrays by properties, "
              "required, sizes, additionalProperties false, prefixItems and items, and "
@@ -131,8 +131,12 @@ def negatable(t: "Translation", pointer: str) -> bool:
             plan = _plan(t, p)
             if plan is True or (plan is not False and _expressible(Constraints(), *plan)):
                 continue
-            if plan is False or plan[1] is not None or _broken(t, p, plan[0], _hard(plan[0]),
-                                                              None) is None:
+            if plan is False:
+                return False
+            if plan[1] is not None:
+                if _other_values(t, p, *plan, Constraints()) is None:
+                    return False
+            elif _broken(t, p, plan[0], _hard(plan[0]), None) is None:
                 return False
     return True
 
@@ -202,11 +206,15 @@ def split_negation(t: "Translation", parts: list[Location],
             rest = settled([p for p in parts if p != negated(pointer)])
             return [[*rest, *term] for term in union]
         plan = _plan(t, pointer)
-        if plan is True or plan is False or plan[1] is not None:
+        if plan is True or plan is False:
             continue
-        s = plan[0]
-        kinds = _hard(s) & c.types
-        broken = _broken(t, pointer, s, kinds, c) if kinds else None
+        s, members = plan
+        if members is None:
+            kinds = _hard(s) & c.types
+            broken = _broken(t, pointer, s, kinds, c) if kinds else None
+        else:
+            broken = _other_values(t, pointer, s, members, c)
+            kinds = set(broken or ())
         if broken is None:
             continue
         loc = negated(pointer)
@@ -216,6 +224,24 @@ def split_negation(t: "Translation", parts: list[Location],
                         if not _impossible(t, c, v))
         return branches
     return None
+
+
+def _other_values(t: "Translation", pointer: str, s: Constraints, members: list[object],
+                  c: Constraints) -> dict[str, list[str]] | None:
+    """Where the negated `enum`/`const` at `pointer` (merged: `s`, its members `members`)
+    lists one object or one array of a type `c` allows and constrains nothing else of
+    arrays and objects: per such type, the schemas of its other values (`value_violations`);
+    None otherwise (in place, `_expressible`, or not expressible)."""
+    if c.values is not None or s.structured:
+        return None
+    found: dict[str, list[object]] = {}
+    for v in members:
+        kind = json_type(v)
+        if kind in ("array", "object") and kind in c.types:
+            found.setdefault(kind, []).append(v)
+    if not found or any(len(vs) > 1 for vs in found.values()):
+        return None
+    return {kind: value_violations(t, pointer, vs[0]) for kind, vs in found.items()}
 
 
 def _other_types(t: "Translation", kinds: set[str]) -> str:

@@ -161,6 +161,35 @@ def violations(t: "Translation", pointer: str, s: Constraints, kind: str,
     return pointers
 
 
+def value_violations(t: "Translation", pointer: str, value: Any) -> list[str]:
+    """The pointers of schemas whose union is the objects (arrays) other than `value`, the one
+    object (array) that a negated `enum`/`const` at `pointer` lists: a key of it absent, present
+    with another value, or another key present; an array of another length, or another item
+    at a position. Registered like `violations`' (`~value-i`)."""
+    breaks: list[dict[str, Any]]
+    if isinstance(value, dict):
+        keys = list(value)
+        breaks = [b for k, v in value.items() for b in (
+            {"properties": {k: False}},
+            {"required": [k], "properties": {k: {"not": {"const": v}}}})]
+        breaks.append({MEMBER: {"names": {"not": {"enum": keys}} if keys else True,
+                                "value": True}})
+        breaks = [{"type": "object", **b, "additionalProperties": True} for b in breaks]
+    else:
+        n = len(value)
+        breaks = ([{"maxItems": n - 1}] if n else []) + [{"minItems": n + 1}] + [
+            {"minItems": i + 1, "items": [True] * i + [{"not": {"const": v}}]}
+            for i, v in enumerate(value)]
+        breaks = [{"type": "array", **b} for b in breaks]
+    pointers = []
+    for i, schema in enumerate(breaks):
+        where = f"{pointer}~value-{i}"
+        if where not in t.doc.schemas:
+            _register(t, where, schema)
+        pointers.append(where)
+    return pointers
+
+
 def _register(t: "Translation", where: str, schema: dict[str, Any]) -> None:
     """Put `schema` into the document at `where`, each subschema at its own pointer and each
     `("not", P)` in it as `{"not": alias of P}`."""
@@ -196,4 +225,4 @@ def _register(t: "Translation", where: str, schema: dict[str, Any]) -> None:
         doc.make(at, shape)
 
 
-__all__ = ["violations"]
+__all__ = ["value_violations", "violations"]
