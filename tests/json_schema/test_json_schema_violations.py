@@ -34,7 +34,8 @@ items, with values among null, 0, "x", [] and {}."""
 _LEAVES = st.sampled_from([{}, {"type": "string"}, {"type": "integer"}, {"type": "null"},
                            {"const": "x"}, {"type": "array"}, {"type": "object"}, {"maxItems": 0},
                            {"required": ["a"]}, True, False, {"const": {"a": None}},
-                           {"const": ["x", {}]}, {"enum": [{}, 0]}, {"const": []}])
+                           {"const": ["x", {}]}, {"enum": [{}, 0]}, {"const": []},
+                           {"enum": [[], {}]}])
 
 
 def _objects(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:

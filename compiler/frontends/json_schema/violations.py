@@ -165,8 +165,9 @@ def value_violations(t: "Translation", pointer: str, value: Any) -> list[str]:
     """The pointers of schemas whose union is the objects (arrays) other than `value`, the one
     object (array) that a negated `enum`/`const` at `pointer` lists: a key of it absent, present
     with another value, or another key present; an array of another length, or another item
-    at a position. Registered like `violations`' (`~value-i`)."""
+    at a position. Registered like `violations`' (`~object-value-i`, `~array-value-i`)."""
     breaks: list[dict[str, Any]]
+    json_kind = "object" if isinstance(value, dict) else "array"
     if isinstance(value, dict):
         keys = list(value)
         breaks = [b for k, v in value.items() for b in (
@@ -183,7 +184,7 @@ def value_violations(t: "Translation", pointer: str, value: Any) -> list[str]:
         breaks = [{"type": "array", **b} for b in breaks]
     pointers = []
     for i, schema in enumerate(breaks):
-        where = f"{pointer}~value-{i}"
+        where = f"{pointer}~{json_kind}-value-{i}"
         if where not in t.doc.schemas:
             _register(t, where, schema)
         pointers.append(where)
