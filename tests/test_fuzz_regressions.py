@@ -114,3 +114,16 @@ def test_completion_costs_meet_a_rule_budget_as_a_step_does() -> None:
     with pytest.raises(BudgetExceeded) as info:
         matcher.completion_cost()
     assert info.value.limit == "max_dfa_states" and "number" in str(info.value)
+
+
+@pytest.mark.parametrize("schema", [
+    '{"oneOf": [{"$ref": "#"}]}',
+    '{"oneOf": [{"$ref": "#"}, {"type": "string"}]}',
+    '{"$defs": {"a": {"oneOf": [{"$ref": "#/$defs/b"}, {"type": "null"}]},'
+    ' "b": {"anyOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}',
+])
+def test_a_choice_that_refers_to_itself_is_split_a_bounded_number_of_times(schema: str) -> None:
+    # Telling `oneOf` branches apart split the branch `{"$ref": "#"}` into itself forever.
+    with pytest.raises(GrammarError) as info:
+        compile_json_schema(schema, small_vocabulary())
+    assert info.value.code == "empty-language"

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from ...automata.language_ops import as_dfa, intersect
+from ...support import deadline
 from ...support.errors import GrammarError
 from .conjunctions import NEGATED, Constraints, Location, conjunction, location
 from .constraints import Collector
@@ -159,19 +160,23 @@ _MAX_CASES = 16
 
 def _cases(collector: Collector, locations: Sequence[Location]) -> list[Constraints] | None:
     """Summaries whose union holds every instance of the conjunction of `locations`: one per
-    branch of each nested `anyOf`/`oneOf` (a few levels, at most `_MAX_CASES`), so that a
+    branch of each nested `anyOf`/`oneOf` (a few levels, at most `_MAX_CASES` cases and
+    splits), so that a
     branch which is itself a choice of disjoint shapes is compared shape by shape; None when
     the conjunction holds nothing."""
     pending = [list(locations)]
     done: list[Constraints] = []
+    splits = 0  # a choice that refers to itself (`oneOf: [{$ref: "#"}]`) splits forever
     while pending:
+        deadline.check()
         locs = pending.pop()
         parts = collector.flatten(conjunction(locs))
         if parts is None:
             continue
         split = next(((loc, kw) for loc in parts if NEGATED not in loc[1]
                       and (kw := collector.alternative(*loc)) in ("anyOf", "oneOf")), None)
-        if split is not None and len(done) + len(pending) < _MAX_CASES:
+        if split is not None and len(done) + len(pending) < _MAX_CASES and splits < _MAX_CASES:
+            splits += 1
             (pointer, _), keyword = split
             rest = remaining(parts, split[0], keyword)
             branches = range(len(collector.doc.at(pointer)[keyword]))
