@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from grammask.compiler import GrammarError, compile_structural_tag, compile_tool_calls
+from grammask.compiler import (
+    BudgetExceeded,
+    GrammarError,
+    Limits,
+    compile_structural_tag,
+    compile_tool_calls,
+)
 from grammask.runtime import Matcher, Vocabulary
 from tests.support.masks import guided_walk, random_tokenization
 from tests.support.xml_reference import accepts, render
@@ -76,9 +82,11 @@ def _vocabulary() -> Vocabulary:
 VOCAB = _vocabulary()
 
 
-def _compile(style: str, schema: Any = SCHEMA, vocab: Vocabulary = VOCAB):  # type: ignore[no-untyped-def]
+def _compile(style: str, schema: Any = SCHEMA, vocab: Vocabulary = VOCAB,  # type: ignore[no-untyped-def]
+             any_order: bool = False):
     return compile_structural_tag({"type": "structural_tag", "format": {
-        "type": "json_schema", "json_schema": schema, "style": style}}, vocab)
+        "type": "json_schema", "json_schema": schema, "style": style,
+        "any_order": any_order}}, vocab)
 
 
 def _accepted(compiled, ids: list[int]) -> bool:  # type: ignore[no-untyped-def]
@@ -276,3 +284,45 @@ def test_recursive_schemas_are_refused_in_nested_styles(inner: dict) -> None:
                                               "b": {"$ref": "#/$defs/t"}},
              "$defs": {"t": {"type": "object", "properties": {"z": {"type": "string"}}}}}
     _compile("cohere_xml", twice)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_any_order(style: str) -> None:
+    """`any_order`: the properties in every order, each at most once, every required one
+    present (a state per subset of the seven properties, each a rule); walks are sound."""
+    compiled = _compile(style, any_order=True)
+    rng = random.Random(style)
+    for _ in range(30):
+        items = list(_instance(rng).items())
+        rng.shuffle(items)
+        text = render(style, dict(items))
+        assert accepts(style, SCHEMA, text, any_order=True), text
+        assert _accepted(compiled, random_tokenization(VOCAB, text.encode(), rng)), text
+    for text in (render(style, {"days": 3}), render(style, {"days": 3, "city": "a"})
+                 + render(style, {"days": 4}), render(style, {"wind": 1, "city": "a"})):
+        assert not accepts(style, SCHEMA, text, any_order=True), text
+        assert not _accepted(compiled, VOCAB.encode(text)), text
+    ended = 0
+    for _ in range(30):
+        items = list(_instance(rng).items())
+        rng.shuffle(items)
+        guide = random_tokenization(VOCAB, render(style, dict(items)).encode(), rng)
+        text, done = guided_walk(compiled, VOCAB, guide, rng, 1000, follow=0.99)
+        if done:
+            ended += 1
+            assert accepts(style, SCHEMA, text.decode(), any_order=True), text
+    assert ended >= 5
+
+
+def test_any_order_is_bounded() -> None:
+    """Past `max_unordered_properties` listed properties, an error names the bound."""
+    schema = {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(5)}}
+    spec = {"type": "structural_tag", "format": {"type": "json_schema", "json_schema": schema,
+                                                 "style": "qwen_xml", "any_order": True}}
+    with pytest.raises(BudgetExceeded) as info:
+        compile_structural_tag(spec, VOCAB, limits=Limits(max_unordered_properties=4))
+    assert info.value.limit == "max_unordered_properties" and info.value.pointer == \
+        "/format/json_schema"
+    compiled = compile_structural_tag(spec, VOCAB)
+    text = render("qwen_xml", {"p3": 1, "p0": 2})
+    assert _accepted(compiled, VOCAB.encode(text))

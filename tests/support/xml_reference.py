@@ -5,8 +5,8 @@ every arguments object a text can mean, checked by `jsonschema` (`accepts`).
 Reading rules, from the templates: a string argument is written raw (the reader also tries the
 text without the whitespace around it); any other value as JSON; the typed styles label the
 value (DeepSeek `string="true"` for raw text, Kimi-K3 its type, Cohere `raw`/`json`/`dict`/
-`list`, `dict` and `list` holding nested elements). Properties come in the schema's order,
-each once, and no other (the structural tag's strict reading).
+`list`, `dict` and `list` holding nested elements). Properties come in the schema's order
+(any order with `any_order`), each once, and no other (the structural tag's strict reading).
 """
 from __future__ import annotations
 
@@ -151,14 +151,15 @@ def readings(style: str, text: str) -> list[list[tuple[str, Any]]]:
             for pairs in _combinations(parts)]
 
 
-def accepts(style: str, schema: dict[str, Any], text: str) -> bool:
-    """Whether `text` is the arguments of some instance of `schema`, in the schema's order."""
+def accepts(style: str, schema: dict[str, Any], text: str, any_order: bool = False) -> bool:
+    """Whether `text` is the arguments of some instance of `schema`, in the schema's order
+    (in any order with `any_order`)."""
     order = list(schema.get("properties", {}))
     validator = jsonschema.Draft202012Validator(strict_schema(schema))
     for pairs in readings(style, text):
         names = [n for n, _ in pairs]
         if len(set(names)) != len(names) or any(n not in order for n in names) or \
-                names != sorted(names, key=order.index):
+                not any_order and names != sorted(names, key=order.index):
             continue
         if validator.is_valid(dict(pairs)):
             return True

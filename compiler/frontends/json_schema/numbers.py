@@ -2,43 +2,35 @@
 `type: integer`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`.
 
 A JSON number text (RFC 8259) is  -?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?  and its value
-is the exact rational it denotes: `-0` is 0, `3.00` is the integer 3 (JSON Schema counts 1.0 as an
-integer), `1.50` is 3/2.
+is the exact rational it denotes (`-0` is 0, `3.00` the integer 3, `1.50` is 3/2).
 
 `number_node` returns the IR of these texts:
 - With no constraint at all: every JSON number text, exponents included.
 - With bounds at zero only (`minimum`, `maximum` and their exclusive forms, each 0 or absent,
   no integer, no multipleOf): every number text on the allowed side(s) of zero, exponents
   included, since the sign and a zero mantissa decide whatever the exponent.
-- With any other constraint (integer, a bound, multipleOf): exactly the texts WITHOUT exponent,
-  -?(0|[1-9][0-9]*)(\\.[0-9]+)?, whose value satisfies every constraint. On that subset the
-  language is exact: sound and complete. Texts with an exponent are never accepted then,
-  because with exponents the language stops being regular: `0.0…01e<k> <= 1` compares the
-  number of zeros with the value of k, and `1.1…1e<k>` is an integer exactly when k is at least
-  the number of ones. So `1e2` is not accepted as an integer; write `100` (or `100.0`).
+- With any other constraint (integer, a bound, multipleOf): exactly the texts WITHOUT exponent
+  whose value satisfies every constraint (sound and complete on them). With exponents the
+  language is not regular (`0.0…01e<k> <= 1` compares a count of zeros with k), so `1e2` is
+  not an integer here; write `100` (or `100.0`).
 
-Values (bounds, multipleOf) are taken exactly: `Fraction`, `int` or a finite `Decimal`. A float
-is refused (TypeError), since its binary value is rarely the decimal the schema wrote: the
-caller converts a parsed JSON float by its shortest round-trip repr (`values.exact_number`: 0.1
-is 1/10, 1e308 is 10**308). A bound must be a finite decimal (as every JSON number is) unless
-the constraints admit only multiples of some step (integer or multipleOf), where any rational
-bound is rounded inward to the nearest multiple. The caller passes one lower and one upper
-bound: the tighter of `minimum` and `exclusiveMinimum`, of `maximum` and `exclusiveMaximum`.
+Values (bounds, multipleOf) are taken exactly: `Fraction`, `int` or a finite `Decimal`; a float
+is refused (TypeError): the caller converts parsed JSON by its shortest repr
+(`values.exact_number`: 0.1 is 1/10). A bound must be a finite decimal unless only multiples of
+a step are admitted (integer or multipleOf): then it is rounded inward to a multiple. The caller
+passes the tighter of `minimum`/`exclusiveMinimum` and of `maximum`/`exclusiveMaximum`.
 
-Errors: multipleOf <= 0, a non-decimal bound, or an exclusive flag without its bound is
-`GrammarError(code="invalid-schema")`; constraints no number satisfies are
-`GrammarError(code="empty-language")`; a multipleOf whose residue automaton exceeds
-`Limits.max_dfa_states` (e.g. 0.123456789 without bounds; with both bounds, up to 1/16 of that
-budget of multiples are listed instead) or a bound or step of more than `Limits.max_repeat`
-digits is `BudgetExceeded`. Every error names the keyword and carries `pointer`.
+Errors, each naming the keyword with `pointer`: multipleOf <= 0, a non-decimal bound, or an
+exclusive flag without its bound is `invalid-schema`; constraints no number satisfies are
+`empty-language`; a residue automaton over `Limits.max_dfa_states` (0.123456789 unbounded; with
+both bounds, up to 1/16 of that budget of multiples are listed instead) or a value of more than
+`Limits.max_repeat` digits is `BudgetExceeded`.
 
 Multiples of p/q among decimals are the multiples of P/10^s, with P/10^s = p/q times the part of
-q prime to 10; an integer multiple of p/q is a multiple of p. A text with value N/10^k is a
-multiple of P/10^s iff its fraction digits after the s-th are zeros and the integer formed by
-its digits up to the s-th fraction digit is divisible by P: a residue automaton of about
-P * (s + 3) states. Bounds are digit-by-digit comparisons on zero-padded digit strings, split by
-the length of the integer part and by sign; they stay plain IR (Seq, Choice, Repeat, CharClass),
-and only a multipleOf step P > 1 is intersected with them as an `Automaton`.
+q prime to 10 (an integer multiple of p/q is a multiple of p): a residue automaton
+(`residues.py`). Bounds are digit-by-digit comparisons on zero-padded digit strings, split by
+the length of the integer part and by sign; they stay plain IR, and only a step P > 1 is
+intersected with them as an `Automaton`.
 """
 from __future__ import annotations
 
@@ -85,9 +77,7 @@ def _alt(*items: Node) -> Node:
         for part in item.alternatives if isinstance(item, Choice) else (item,):
             if not any(part is q for q in parts) and not (part == EMPTY and EMPTY in parts):
                 parts.append(part)
-    if len(parts) == 1:
-        return parts[0]
-    return Choice(tuple(parts))
+    return parts[0] if len(parts) == 1 else Choice(tuple(parts))
 
 
 def _rep(item: Node, lo: int, hi: int | None) -> Node:

@@ -121,6 +121,10 @@ class Translator:
         parts = [p for p in parts if p != EMPTY]
         return EMPTY if not parts else parts[0] if len(parts) == 1 else Seq(tuple(parts))
 
+    def rule(self, name: str, body: Node) -> RuleRef:
+        """A reference to a new rule of `body` (renamed apart if `name` is taken)."""
+        return self.merged.add(Grammar((Rule(name, body),), name), "x")
+
     def embed(self, grammar: Grammar, kind: str) -> RuleRef:
         """A reference to `grammar`'s start, its rules merged in (`ir.merge`)."""
         return self.merged.add(grammar, kind)
@@ -142,10 +146,6 @@ class Translator:
         if "" in excludes:
             raise invalid(obj.at("excludes"), "an excluded string must not be empty")
         order = "any" if obj.boolean("any_order", False) else "schema"
-        if order == "any" and style != "json":
-            raise GrammarError(f"'any_order' is supported in the json style, not {style!r} "
-                               "(its properties follow the schema's order)",
-                               pointer=obj.at("any_order"), code="unsupported-structural-tag")
         most = obj.count("max_whitespace_cnt", None)
         if most is not None and most > self.limits.max_repeat:
             raise self.limits.exceeded("max_repeat", most, "'max_whitespace_cnt'").located(
@@ -157,7 +157,7 @@ class Translator:
         if style != "json":
             return xml_parameters(schema, style, where, options.max_whitespace,
                                   lambda sub, at: self.json_value(sub, at, options), self.limits,
-                                  self.marker, excludes)
+                                  self.marker, excludes, order == "any", self.rule)
         ref = self.json_value(schema, where, options)
         self.schema_roots.add(ref.name)  # type: ignore[union-attr]
         return ref

@@ -2,7 +2,8 @@
 XML elements instead of JSON members (Qwen3-Coder's `<parameter=city>\\nParis\\n</parameter>`).
 
 The language (`specs/structural_tags.md`): whitespace, then each property present, in the
-schema's order, followed by whitespace; every required property present, no other. A property
+schema's order (any order with `any_order`, each at most once), followed by whitespace; every
+required property present, no other. A property
 is its head (the style's `head` with the name and, for the typed styles, a label of the
 value's kind), the value, then the style's closing marker. A value is one of the *branches* of
 its schema (`_branches`): a string value is raw text (no quotes, no escapes: any text without
@@ -28,10 +29,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...automata.language_ops import as_dfa, intersect
-from ...ir.nodes import EMPTY, Automaton, Choice, Literal, Node, Repeat, Seq
+from ...ir.nodes import EMPTY, NOTHING, Automaton, Choice, Literal, Node, Repeat, Seq
+from ...support import deadline
 from ...support.errors import BudgetExceeded, GrammarError
 from ...support.limits import Limits
 from ..free_text import free_text
+from ..json_schema.any_order import INLINED_UP_TO
 from ..json_schema.document import join
 from ..json_schema.options import JSON_WHITESPACE
 from ..json_schema.relaxations import format_language
@@ -100,6 +103,8 @@ class _Params:
         self.json_value, self.marker, self.limits = json_value, marker, limits
         self.excludes = excludes
         self.expanding: list[str] = []  # the references whose nested values are being built
+        self.any_order = False
+        self.rule: Callable[[str, Node], Node] = lambda name, body: body
 
     # ------------------------------------------------------------------ objects
 
@@ -126,12 +131,37 @@ class _Params:
         if missing:
             raise _unsupported(join(pointer, "required"), f"required property {missing[0]!r} "
                                "is not listed in properties (no other property is allowed)")
-        items: list[Node] = [self.ws]
-        for name, sub in properties.items():
-            where = join(pointer, "properties", name)
-            element = Seq((self.element(name, sub, where), self.ws))
-            items.append(element if name in required else Repeat(element, 0, 1))
-        return Seq(tuple(items))
+        elements = [(Seq((self.element(name, sub, join(pointer, "properties", name)), self.ws)),
+                     name in required) for name, sub in properties.items()]
+        if self.any_order and len(elements) > 1:
+            return Seq((self.ws, self.unordered(elements, pointer)))
+        return Seq((self.ws, *(e if req else Repeat(e, 0, 1) for e, req in elements)))
+
+    def unordered(self, elements: list[tuple[Node, bool]], pointer: str) -> Node:
+        """The elements in any order, each at most once, every required one present: the
+        state is the set of elements written so far (as `json_schema/any_order.py` does for
+        members); past `INLINED_UP_TO` elements each state and each element is a rule."""
+        k = len(elements)
+        if k > self.limits.max_unordered_properties:
+            raise self.limits.exceeded(
+                "max_unordered_properties", k, f"properties of the object at {pointer or '/'} "
+                "in any order (one automaton state per subset of them)").located(pointer=pointer)
+        required = sum(1 << i for i, (_, req) in enumerate(elements) if req)
+        ruled = k > INLINED_UP_TO
+        tag = f"xml{pointer}"
+        nodes = [self.rule(f"{tag}-element-{i}", e) if ruled else e
+                 for i, (e, _) in enumerate(elements)]
+        states: dict[int, Node] = {}
+        for seen in range((1 << k) - 1, -1, -1):  # supersets first: each state's successors
+            deadline.check()
+            alts = [Seq((nodes[i], states[seen | 1 << i])) for i in range(k)
+                    if not seen >> i & 1 and states[seen | 1 << i] is not NOTHING]
+            if seen & required == required:
+                alts.append(EMPTY)
+            body = NOTHING if not alts else alts[0] if len(alts) == 1 else Choice(tuple(alts))
+            states[seen] = self.rule(f"{tag}-any-{seen:x}", body) \
+                if ruled and body is not NOTHING and seen else body
+        return states[0]
 
     def element(self, name: str | None, schema: Any, pointer: str) -> Node:
         """One element: each branch of `schema` with its head and closing marker."""
@@ -363,13 +393,19 @@ def _type_of(value: Any) -> str:
 def xml_parameters(schema: Any, style: str, pointer: str, max_whitespace: int,
                    json_value: Callable[[Any, str], Node], limits: Limits,
                    marker: Callable[[str], Node] | None = None,
-                   excludes: tuple[str, ...] = ()) -> Node:
+                   excludes: tuple[str, ...] = (), any_order: bool = False,
+                   rule: Callable[[str, Node], Node] | None = None) -> Node:
     """The language of `schema`'s instances in `style`; `json_value(subschema, pointer)` gives
     a JSON value's expression, `marker(text)` a marker's (default: the text); no raw string
-    without pattern or format contains a text of `excludes`."""
+    without pattern or format contains a text of `excludes`. With `any_order`, an object's
+    properties in any order, each at most once; `rule(name, body)` names a shared expression
+    (a reference to it; default: the body inlined)."""
     params = _Params(schema if isinstance(schema, dict) else {}, style, max_whitespace,
                      json_value, marker or (lambda text: Literal(text.encode()) if text
                                             else EMPTY), limits, excludes)
+    params.any_order = any_order
+    if rule is not None:
+        params.rule = rule
     if not isinstance(schema, dict):
         raise _unsupported(pointer, f"the {style} style needs an object schema")
     return params.properties(schema, pointer)
