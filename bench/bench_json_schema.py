@@ -9,9 +9,12 @@ compiled by every engine and its test instances are walked token by token (bench
 states the protocol and the classes), each (engine, schema) in a worker process under a
 watchdog, so that a hang is a timeout and a dead worker a crash, never the end of the run.
 Reported per engine: the classes per split (valid instances must end at EOS, or need not), mask
-fill time per token, compile time and time to first mask as percentiles, the most frequent
-compile error codes, and the first failing instances; with peers, passing counts and timing
-ratios side by side. See bench/README.md.
+fill time per token, compile time and time to first mask as percentiles (p25-p100), the most
+frequent compile error codes with an example, and the first failing instances (`--show N`);
+with peers, passing counts and the ratios peer / grammask of mask fill p99 and compile p50
+(below 1: the peer is faster). Test instances are written `json.dumps(data,
+ensure_ascii=False)` and tokenized with the default vocabulary. Commands and current results:
+bench/README.md.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Regex benchmark: grammask against outlines-core, llguidance and xgrammar, same vocabulary.
+r"""Regex benchmark: grammask against outlines-core, llguidance and xgrammar, same vocabulary.
 
     python bench/bench_regex.py [--quick] [--json out.json] [--peers a,b] [--no-cold-start]
 
@@ -6,7 +6,47 @@ Per workload (bench/workloads.py) it measures compile time (lazy and precomputed
 first mask, per-token mask fill (warm and first-pass) and accept times, grammask's memory, and
 the `np.copyto` row-copy baseline; each peer that imports is driven over the same token bytes
 and its mask is compared with grammask's at every step. A cold-start section times a fresh
-interpreter with an empty and then a warm Numba cache. See bench/README.md for how to read it.
+interpreter with an empty and then a warm Numba cache. Method: bench/harness.py docstring;
+commands and current results: bench/README.md.
+
+Workloads (bench/workloads.py): `\{"age": [0-9]+\}`, email, ISO 8601 date-time, UUID, US phone
+number, `[a-z]+( [a-z]+)*\.`, a flat JSON object with three fixed keys (string/int/bool,
+non-ASCII name), IPv4, and an alternation of 200 seeded words (two vocabulary word-pieces
+glued), each with one target that fullmatches (`re.fullmatch(..., re.ASCII)`); `[0-9]`, not
+`\d`, so every engine reads them alike. One cold pass per compile repeat; 100 warm passes (8
+with `--quick`).
+
+Report: a header (versions, pinning, per-vocabulary setup, workloads), then one table per
+metric, a row per workload and a geometric mean of each ratio:
+
+- compile time: grammask `compile_regex(p, vocab)` (lazy: no token sets yet) and, as
+  `gm_precomp`, with `precompute=True` (every state's token set); outlines-core
+  `Index(regex, vocabulary)` (its whole token index); llguidance
+  `LLMatcher(tokenizer, grammar_from_regex(regex))` (lazy); xgrammar `compile_regex` with its
+  cache off (builds its adaptive token-mask cache). Ratios are against grammask lazy.
+- time to first mask: compile + matcher creation + the first fill, end to end.
+- mask fill, warm: per-token fill on states already visited: median, p99, max (use p99 on
+  uuid, iso_datetime, json_flat).
+- mask fill, first pass: per-token fill on the cold pass: for grammask each new state's token
+  set is computed here, the price of lazy compilation.
+- accept: `accept_token` / `consume_token` / `advance(..., return_tokens=False)`, median.
+- grammask goals: states, `compiled.nbytes()` after precompute, warm fill median; goals: warm
+  fill median over the `np.copyto` median of a precomputed 4,746-word int32 row (<= 3x), and
+  outlines-core compile over grammask compile (> 1x; also against the precomputed compile).
+
+The cross-check compares first-pass masks with grammask's (forced: a step whose allowed tokens
+are all prefixes of one text). Known difference: outlines-core, email, disallows three valid
+domain tokens of a dot plus 25 letters (`jane.doe+bench@mail.DataGridViewTextBoxColumn.uk`
+fullmatches), seemingly judged only against the 2-24-letter final label; llguidance, xgrammar
+and grammask allow them.
+
+Cold start (bench/cold_start.py; `--no-cold-start` skips it): fresh interpreters with a new
+`NUMBA_CACHE_DIR`, empty (every kernel compiles) then warm; phases `import`, `vocabulary`,
+`compile` (first `compile_regex`, with the trie and parser), `first_mask`, `compile_again`,
+`whole process`. Median of three pairs; one with `--quick`.
+
+JSON (`--json PATH`): every number of the report, per workload and engine, plus rejected and
+not-allowed tokens (`[sequence, step, token id]`) and errors.
 """
 from __future__ import annotations
 

@@ -10,7 +10,9 @@ Batch fills: B sequences of one grammar, each a seeded number of tokens into its
 its next document token (untimed); then all roll back. One untimed pass first makes every
 state's first fill (warm: a server after its first requests), so each timed fill is of a new
 position, never a repeat a matcher could answer from its last mask. Reported: the median call
-over the passes, per sequence, and the speed-up from the first to the last thread count.
+over the passes, per sequence, and the speed-up from the first to the last thread count. Rows
+are checked equal to one-by-one fills. Not pinned: it measures threads, and Numba may use every
+CPU (the other benchmarks allow it one).
 
 Draft verification: at every position of every document, a draft of the next K tokens:
 `fill_draft_bitmasks(draft, bitmask)` (K + 1 rows, the matcher unchanged) against what it

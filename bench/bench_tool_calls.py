@@ -14,7 +14,17 @@ text before a call a lazy lexeme ending with `<tool_call>`, arguments
 `%json {...}` with `additionalProperties: false` where the tool lists properties (grammask's
 strict reading); xgrammar the very structural tag grammask compiles (`tool_calls_spec`), through
 `GrammarCompiler.compile_structural_tag`. grammask's compile includes the JSON Schema
-translation of every tool.
+translation of every tool, and every compiler cache is cleared before each compile
+(`clear_caches()`). Method: bench/harness.py docstring; commands and current results:
+bench/README.md.
+
+Known mask differences (the cross-check's classes): xgrammar allows, in free text, tokens made
+of lone UTF-8 continuation bytes (grammask's free text is UTF-8 text), and unbounded whitespace
+in JSON. llguidance allows only its canonical tokens where text is forced (after a call's
+arguments `}` but not the added token `</tool_call>`, which it then accepts: reported as
+problem steps), and refuses `\\x7f` and `\\/` in JSON strings. grammask allows the added tokens
+`<tool_call>` and `</think>` wherever their text may stand; llguidance's Lark needs the text
+before a trigger written as a lazy lexeme ending with it to allow them at all.
 """
 from __future__ import annotations
 

@@ -2,6 +2,10 @@
 # The integration tests against vLLM's and SGLang's own abstract classes, without installing
 # either engine (their wheels need CUDA builds): the wheels are unpacked into a folder and the
 # few modules their base classes import are installed beside them, with --no-deps.
+# tests/integrations then runs with GrammaskBackend and GrammaskGrammarBackend subclassing vLLM's
+# StructuredOutputBackend/StructuredOutputGrammar and SGLang's BaseGrammarBackend/
+# BaseGrammarObject, and register() entering SGLang's registry. The drivers make each
+# scheduler's calls in its order; a whole engine serving requests is not run.
 #   bash bench/engine_interfaces.sh [FOLDER]     (default /tmp/grammask-engines; ~1 GB)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,6 +2,36 @@
 
 Importing this module sets the thread-count variables, so the bench scripts import it before
 numpy, numba, torch or any peer loads its runtime.
+
+Common method of the regex and grammar benchmarks (the others say where they differ): every
+engine runs in one process, over the same vocabulary (Qwen2.5, 151,851 ids) and token bytes,
+and their masks are compared step by step.
+
+- Quiet as possible. One pinned CPU (`--no-pin` to skip), one thread per library
+  (`*_NUM_THREADS=1`, xgrammar, torch), `gc.freeze()` after setup and the collector off in timed
+  regions. Every figure is a median over repeats unless labelled p99/max.
+- Per-call timing. Each fill, accept and baseline copy is timed alone with one
+  `perf_counter_ns()` pair (overhead about 60-80 ns, printed and included), every engine through
+  the same adapter (`fill()`, `accept()`, `reset()` on a preallocated one-row bitmask).
+- A pass over a target: fill, accept token 0, fill, ..., accept the last token, fill (the final
+  mask, where EOS must be allowed). A cold pass follows a compile; warm passes reuse the
+  compiled grammar with `reset()` between them (bench/measure.py).
+- Peers over our vocabulary. Regular tokens spell their bytes, special ids nothing; EOS is
+  151643. outlines-core gets `Vocabulary(eos, {token_bytes: [ids]})` (`bytes` keys); llguidance
+  an `LLTokenizer` from a `TokenizerWrapper` over the token bytes (special tokens prefixed with
+  `0xFF`, `vocab.encode` as tokenizer); xgrammar `TokenizerInfo(encoded_vocab=...,
+  vocab_type=RAW, stop_token_ids=[151643])`, special ids as empty bytes (bench/peers.py).
+- Reading ratios. Ratio columns are `peer / grammask`: above 1, grammask is faster (or
+  smaller). `max` (and short workloads' p99) mostly shows the machine: a preemption on a shared
+  core costs one scheduler tick, about 4 ms. Compare medians.
+- Cross-check. Each engine's mask must allow the token it then accepts, and EOS at the end; a
+  rejected token (the rest of that target is then skipped) or a taken token missing from its own
+  mask is reported. Masks are compared bit for bit; a differing step shows each side's count, the
+  tokens only one side allows (with bytes) and which engines allow them (a majority check).
+- llguidance, forced text (known, by design): where the grammar forces the next bytes (e.g.
+  `{"age": `, fixed JSON keys, the rest of an unambiguous enum word), llguidance allows only the
+  canonical tokenization (`{"` but not `{`); grammask, outlines-core and xgrammar allow every
+  token that keeps the text in the language.
 """
 from __future__ import annotations
 
