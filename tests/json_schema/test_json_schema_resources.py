@@ -12,6 +12,7 @@ import pytest
 
 from grammask.compiler import CompileCache, GrammarError, compile_json_schema
 
+from ..support.json_schema_oracle import validator
 from ..support.json_schema_suite import accepts, byte_vocabulary
 
 PEOPLE = "https://example.com/schemas/person.json"
@@ -84,3 +85,33 @@ def test_a_resource_that_is_not_json_names_itself_at_its_line_and_column() -> No
         compile_json_schema({"$ref": PEOPLE}, byte_vocabulary(), resources={PEOPLE: '{"a": }'})
     assert (info.value.source, info.value.line, info.value.column) == (PEOPLE, 1, 7)
     assert info.value.code == "invalid-schema"
+
+
+D4, D7 = "http://json-schema.org/draft-04/schema#", "http://json-schema.org/draft-07/schema#"
+NULLABLE = {"oneOf": [{"$ref": "#/definitions/p"}, {"type": "null"}]}
+
+
+@pytest.mark.parametrize("schema, values", [
+    # `$id` is no keyword in draft 04: the reference stays in this document.
+    ({"$schema": D4, "definitions": {"p": {"type": "string"}, "np": {"$id": "np", **NULLABLE}},
+      "properties": {"a": {"$ref": "#/definitions/np"}}}, [{"a": "x"}, {"a": None}, {"a": 1}]),
+    # Nor `id` in draft 07 (schemas written for draft 04 and labelled 07).
+    ({"$schema": D7, "definitions": {"p": {"type": "string"}, "np": {"id": "np", **NULLABLE}},
+      "properties": {"a": {"$ref": "#/definitions/np"}}}, [{"a": "x"}, {"a": None}, {"a": 1}]),
+    # Draft 04's `id` sets the base of the references inside it.
+    ({"$schema": D4, "id": "http://x.test/root.json", "definitions": {"q": {"type": "string"},
+      "np": {"id": "http://x.test/other.json", "definitions": {"q": {"type": "integer"}},
+             "properties": {"b": {"$ref": "#/definitions/q"}}}},
+      "properties": {"a": {"$ref": "#/definitions/np"}}}, [{"a": {"b": 1}}, {"a": {"b": "x"}}]),
+    # Draft 07 ignores `$id` beside `$ref`.
+    ({"$schema": D7, "definitions": {"p": {"type": "string"}},
+      "properties": {"a": {"$id": "http://x.test/elsewhere.json", "$ref": "#/definitions/p"}}},
+     [{"a": "x"}, {"a": 1}]),
+])
+def test_legacy_drafts_read_their_own_id_keyword(schema: dict, values: list) -> None:
+    """Which keyword sets a base URI follows the schema's draft, as `jsonschema` reads it."""
+    compiled = compile_json_schema(schema, byte_vocabulary())
+    check = validator(schema)
+    assert {check.is_valid(v) for v in values} == {True, False}
+    for value in values:
+        assert accepts(compiled, json.dumps(value)) == check.is_valid(value), value

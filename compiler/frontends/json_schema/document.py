@@ -4,9 +4,9 @@ with the base URI and anchors needed to resolve `$ref` locally.
 Invariants:
 - `at(pointer)` returns the subschema at a pointer that `index` recorded (a dict or a bool);
   every pointer the translator handles comes from here, so it always exists.
-- Base URIs follow `$id` (and draft-04's `id`) by RFC 3986 resolution against the enclosing
-  base; `$anchor`, `$dynamicAnchor` and fragment-only ids (`"$id": "#foo"`, drafts 6/7) name
-  anchors. A reference resolves to a pointer in this document or raises `GrammarError`
+- Base URIs follow `$id` (under drafts 03/04 `id` instead; each is no keyword in the other
+  drafts) by RFC 3986 resolution against the enclosing base; `$anchor`, `$dynamicAnchor` and fragment-only
+  ids (`"$id": "#foo"`, drafts 6/7) name anchors. A reference resolves to a pointer in this document or raises `GrammarError`
   (`unsupported-ref` for a remote document, `invalid-ref` for a target that does not exist).
 - Other documents come only from `resources` (absolute URI -> schema; nothing is fetched):
   each is indexed as if embedded, under the pointer prefix `URI#` (so its subschemas are
@@ -340,10 +340,10 @@ class SchemaDocument:
 
     def _enter(self, pointer: str, schema: dict[str, Any], base: str) -> str:
         """Record the ids and anchors of `schema`; its base URI."""
-        ident = schema.get("$id")
-        if ident is None and self.legacy and isinstance(schema.get("id"), str) \
-                and "$ref" not in schema:
-            ident = schema["id"]
+        if self.dialect in LEGACY_DRAFTS[:2]:  # `id` before draft 06, `$id` from it on
+            ident = schema.get("id") if "$ref" not in schema else None
+        else:  # drafts 06/07 ignore every keyword beside `$ref`
+            ident = schema.get("$id") if not self.legacy or "$ref" not in schema else None
         if isinstance(ident, str):
             if ident.startswith("#"):
                 self.anchors[(base, ident[1:])] = pointer
