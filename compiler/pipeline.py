@@ -182,16 +182,21 @@ def compile_grammar(
 def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precompute: bool,
                      kind: str | None) -> CompiledGrammar:
     check_references(grammar)
-    grammar, named = resolve_tokens(grammar, vocab, limits)
+    grammar, named, one_token = resolve_tokens(grammar, vocab, limits)
     source = grammar.source or grammar.start
     cycle = find_cycle(grammar)
     marked = [r.name for r in grammar.rules if r.kept]
     keep_all = False
+    if kind == "dfa" and one_token:
+        raise GrammarError("a single negated token reference (exactly one token of almost the "
+                           "whole vocabulary) needs the pushdown backend, not kind='dfa'",
+                           code="token-reference")
     if kind == "dfa" and cycle is not None:
         inline_regular(grammar)
-    if kind == "pushdown":
+    if kind == "pushdown" or one_token:
         keep_all = cycle is None
-        why = "pushdown: asked for"
+        why = "pushdown: asked for" if kind == "pushdown" else \
+            "pushdown: a single negated token reference reads one token as one step"
     elif cycle is None and marked:
         why = "pushdown: rules marked to stay rules (" + ", ".join(marked[:3]) + \
             (", ..." if len(marked) > 3 else "") + ")"
@@ -217,7 +222,7 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
                     f"grammar is large ({size} expressions, more than "
                     f"{INLINE_ATTEMPT_MAX_SIZE} to try inlining)")
     try:
-        if keep_all and kind != "pushdown":
+        if keep_all and kind != "pushdown" and not one_token:
             table = _kept_rules(grammar, limits)
         elif marked and not keep_all:
             # Rules marked to stay rules (each tool's arguments, a schema's shared values)
@@ -236,7 +241,8 @@ def _compile_grammar(grammar: Grammar, vocab: Vocabulary, limits: Limits, precom
     def compiled_from(table: PushdownTable, why: str) -> CompiledGrammar:
         check_table_bytes(table.nbytes(), limits, "rule automata tables")
         compiled = CompiledGrammar(vocab=vocab, pushdown=table, source=source, notes=(why,),
-                                   runtime_limits=limits.runtime(), named_tokens=named)
+                                   runtime_limits=limits.runtime(), named_tokens=named,
+                                   one_token=one_token)
         if not table.complete:
             # A matcher's start builds the rules its first Earley set predicts: every use
             # needs them, so their budget errors are the compile's.

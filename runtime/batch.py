@@ -127,7 +127,7 @@ def _plan(ms: list[Matcher], rows: list[int], given: tuple[Any, ...] | None,
     singles: list[int] = []
     for i, m in enumerate(ms):
         backend = m.batch_backend()
-        if isinstance(backend, PushdownBackend):
+        if isinstance(backend, PushdownBackend) and backend.batchable:
             g, sets, header = backend.batch_entry()
             group = pushdown.setdefault(id(g), (g, sets, [], []))
             group[2].append(header)

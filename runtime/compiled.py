@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import __version__
+from .bitmask import bitmask_words
 from .completion import CompletionCosts, completion_costs
 from .dfa.table import DFATable
 from .dfa.token_sets import DFATokenSets
 from .errors import SerializedGrammarError
+from .pushdown.one_token import OneTokenSteps, check_one_token, one_token_steps
 from .pushdown.table import PushdownTable
 from .pushdown.token_sets import PushdownTokenSets
 from .run_limits import DEFAULT_RUNTIME_LIMITS, RuntimeLimits
@@ -48,7 +50,8 @@ class CompiledGrammar:
     compiler was asked to precompute them. `notes` says why the compiler chose this kind.
     `runtime_limits` are the default bounds of the matchers that walk it. `named_tokens` are
     the text tokens the grammar names in token references, read as references everywhere in it
-    (`vocab.spelling`).
+    (`vocab.spelling`). `one_token` holds the excluded ids of each one-token step (a single
+    negated token reference, `pushdown/one_token.py`; pushdown grammars only).
     Every table is validated when built (see the invariants of `DFATable`, `PushdownTable`,
     `TokenTrie` and `Vocabulary`) and its arrays are immutable; the lazily filled token sets
     are written under a lock and only ever completed, never changed. A pickled grammar is
@@ -66,6 +69,7 @@ class CompiledGrammar:
     notes: tuple[str, ...] = ()
     runtime_limits: RuntimeLimits = DEFAULT_RUNTIME_LIMITS
     named_tokens: tuple[int, ...] = ()
+    one_token: tuple[tuple[int, ...], ...] = ()
     token_sets: DFATokenSets | PushdownTokenSets = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -87,6 +91,9 @@ class CompiledGrammar:
         if not isinstance(self.named_tokens, tuple):
             raise TypeError("named_tokens must be a tuple of token ids")
         object.__setattr__(self, "named_tokens", check_named(self.vocab, self.named_tokens))
+        object.__setattr__(self, "one_token", check_one_token(self.vocab, self.one_token))
+        if self.one_token and self.dfa is not None:
+            raise ValueError("one-token steps need a pushdown grammar")
         named = self.named_tokens
         sets = (DFATokenSets(self.dfa, self.vocab, named) if self.dfa is not None
                 else PushdownTokenSets(self.pushdown, self.vocab, named))  # type: ignore[arg-type]
@@ -111,7 +118,8 @@ class CompiledGrammar:
         header = {"grammask": __version__, "vocab": self.vocab.fingerprint, "kind": self.kind,
                   "source": self.source, "notes": list(self.notes),
                   "runtime_limits": dataclasses.asdict(self.runtime_limits),
-                  "named_tokens": list(self.named_tokens), "table": fields}
+                  "named_tokens": list(self.named_tokens),
+                  "one_token": [list(ids) for ids in self.one_token], "table": fields}
         return pack(header, arrays)
 
     @classmethod
@@ -144,7 +152,10 @@ class CompiledGrammar:
                        notes=_as_tuple(header, "notes"),
                        runtime_limits=RuntimeLimits(**limits) if isinstance(limits, dict)
                        else limits,
-                       named_tokens=_as_tuple(header, "named_tokens"))
+                       named_tokens=_as_tuple(header, "named_tokens"),
+                       one_token=tuple(tuple(ids) if isinstance(ids, list) else ids
+                                       for ids in (_as_tuple(header, "one_token")
+                                                   if "one_token" in header else ())))
         except (TypeError, ValueError) as exc:  # the constructors' checks
             raise SerializedGrammarError(f"the {kind} grammar fails its checks: {exc}") from None
 
@@ -186,9 +197,23 @@ class CompiledGrammar:
                                     (spelling.data, spelling.offsets))
         t = self.automaton
         assert isinstance(t, PushdownTable)
-        return completion_costs(t.transitions, t.byte_class, t.accepting,
-                                (spelling.data, spelling.offsets),
+        data, offsets = spelling.data, spelling.offsets
+        if self.one_token:  # each step's marker is one more token's spelling
+            steps = self.one_token_steps
+            assert steps is not None
+            data = np.concatenate([data, steps.markers])
+            offsets = np.concatenate([offsets, offsets[-1] + 4 * np.arange(
+                1, len(self.one_token) + 1, dtype=offsets.dtype)])
+        return completion_costs(t.transitions, t.byte_class, t.accepting, (data, offsets),
                                 (t.call_offsets, t.call_rule, t.call_next, t.rule_start))
+
+    @functools.cached_property
+    def one_token_steps(self) -> OneTokenSteps | None:
+        """The one-token steps' markers and token rows (`pushdown/one_token.py`), or None."""
+        if not self.one_token:
+            return None
+        return one_token_steps(self.vocab, self.spelling.offsets, self.one_token,
+                               bitmask_words(self.vocab.size))
 
     @property
     def vocab_size(self) -> int:

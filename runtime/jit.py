@@ -314,6 +314,7 @@ RUNTIME_KERNEL_MODULES = (
     "grammask.runtime.pushdown.kernels",
     "grammask.runtime.pushdown.costs",
     "grammask.runtime.pushdown.budget",
+    "grammask.runtime.pushdown.one_token",
     "grammask.runtime.completion",
 )
 """The runtime's modules that define kernels (the compiler lists its own)."""

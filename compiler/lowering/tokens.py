@@ -2,8 +2,9 @@
 
 A `TokenRef` names tokens by id ranges or by text. Against a vocabulary each named token is
 resolved to an id and the reference to the *spellings* of `runtime.vocab.spelling`: a control
-token is its marker, a text token named anywhere in the grammar is its marker followed by its
-text (such a token is read as a reference everywhere in this grammar), so
+token is its marker, a text token named by a reference (or excluded by a repeated negated one)
+is its marker followed by its text (such a token is read as a reference everywhere in this
+grammar), so
 
 - a reference `<[ids]>` is the choice of the named tokens' spellings: exactly one of them;
 - a negated reference repeated without an upper bound, `!<[S]>*` or `!<[S]>+`, is any sequence
@@ -12,16 +13,20 @@ text (such a token is read as a reference everywhere in this grammar), so
   never allowed there (its spelling starts with a marker the repetition does not offer), any
   other token is, and any text is a sequence of such tokens.
 
-A negated reference anywhere else (`!<x>` alone, `!<x>{2,5}`) would be "exactly one token" of
-almost the whole vocabulary, which a byte automaton cannot tell from its text spelled by
-several tokens: it is an error naming the place. EOS ids cannot be referenced (the matcher
-allows EOS where the text may end), nor ids that spell nothing (padding).
+A negated reference anywhere else (`!<x>` alone, `!<x>{2,5}`) is exactly one token of almost
+the whole vocabulary, which bytes cannot say (a text token's text can also be written by
+several tokens). It becomes a *one-token step*: the spelling `MARKER` + (vocabulary size + j),
+an id no token has, for the j-th distinct excluded set S_j (`CompiledGrammar.one_token`). The
+matcher reads a token t not in S_j (nor EOS, nor padding) there as that step as well as by its
+own spelling (`runtime/pushdown/one_token.py`), so such a grammar always runs on the pushdown
+backend; S_j's text tokens are not named by it (they still write text elsewhere). EOS ids cannot be referenced (the matcher allows EOS where the text may end), nor ids
+that spell nothing (padding).
 """
 from __future__ import annotations
 
 import dataclasses
 
-from ...runtime.vocab.spelling import MAX_REFERENCE_ID, token_spelling
+from ...runtime.vocab.spelling import MAX_REFERENCE_ID, marker, token_spelling
 from ...runtime.vocab.vocabulary import Vocabulary
 from ..automata.derivative import TokenSymbol
 from ..ir.graph import token_references
@@ -119,16 +124,38 @@ def trigger_token(vocab: Vocabulary, token: int | str) -> tuple[TokenSymbol, boo
 
 
 def resolve_tokens(grammar: Grammar, vocab: Vocabulary, limits: Limits
-                   ) -> tuple[Grammar, tuple[int, ...]]:
-    """`grammar` with every token reference replaced by spellings, and the text tokens it
-    names (read as references: `CompiledGrammar.named_tokens`). A grammar without token
-    references is returned as is."""
+                   ) -> tuple[Grammar, tuple[int, ...], tuple[tuple[int, ...], ...]]:
+    """`grammar` with every token reference replaced by spellings, the text tokens it names
+    (read as references: `CompiledGrammar.named_tokens`) and the excluded sets of its
+    one-token steps (`CompiledGrammar.one_token`). A grammar without token references is
+    returned as is."""
     refs = token_references(grammar)
     if not refs:
-        return grammar, ()
+        return grammar, (), ()
     resolver = _Resolver(vocab)
     named_ids = {ref: resolver.ids(ref) for ref in refs}
-    named = sorted({i for ids in named_ids.values() for i in ids
+    spelled_refs: set[TokenRef] = set()  # the references read by spellings, not as steps
+
+    def any_sequence(n: Node) -> bool:
+        return isinstance(n, Repeat) and isinstance(n.item, TokenRef) and n.item.negated and \
+            n.min <= 1 and n.max is None
+
+    def spelled_by(n: Node) -> Node | None:
+        if any_sequence(n):
+            spelled_refs.add(n.item)  # type: ignore[attr-defined]
+            return n
+        if isinstance(n, TokenRef):
+            if n.negated:
+                steps.add(tuple(sorted(named_ids[n])))
+            else:
+                spelled_refs.add(n)
+        return None
+
+    steps: set[tuple[int, ...]] = set()
+
+    for r in grammar.rules:
+        rewrite(r.body, spelled_by)
+    named = sorted({i for ref in spelled_refs for i in named_ids[ref]
                     if i not in resolver.control and resolver.text[i]})
     if len(named) > limits.max_named_tokens:
         raise limits.exceeded("max_named_tokens", len(named), "text tokens named by token "
@@ -139,21 +166,24 @@ def resolve_tokens(grammar: Grammar, vocab: Vocabulary, limits: Limits
     def choice(ids: list[int]) -> Node:
         return Choice(tuple(Literal(spelled[i]) for i in ids))
 
+    one_token = {excluded: j for j, excluded in enumerate(sorted(steps))}
+
+    def step(ref: TokenRef) -> Node:
+        """The one-token step of `ref`'s excluded set (module docstring)."""
+        j = one_token[tuple(sorted(named_ids[ref]))]
+        if vocab.size + j > MAX_REFERENCE_ID:
+            raise _error(ref, f"{_show(ref)}: a vocabulary of {vocab.size} ids leaves no marker "
+                              f"id for a one-token step (at most {MAX_REFERENCE_ID})")
+        return Literal(marker(vocab.size + j))
+
     def replace(n: Node) -> Node | None:
-        if isinstance(n, Repeat) and isinstance(n.item, TokenRef) and n.item.negated:
-            if n.min > 1 or n.max is not None:
-                raise _error(n.item, f"{_show(n.item)} repeated {{{n.min},{n.max}}}: a negated "
-                                     "token reference is supported repeated with * or + only")
+        if any_sequence(n):
             excluded = named_ids[n.item]
             kept = [i for i in referable if i not in excluded]
             return Repeat(Choice((choice(kept), ANY_CHARACTER)), n.min, None, n.span)
         if isinstance(n, TokenRef):
-            if n.negated:
-                raise _error(n, f"{_show(n)}: a single negated token reference (one token of "
-                                "almost the whole vocabulary) is not supported; repeat it with "
-                                "* or +")
-            return choice(sorted(named_ids[n]))
+            return step(n) if n.negated else choice(sorted(named_ids[n]))
         return None
 
     rules = tuple(dataclasses.replace(r, body=rewrite(r.body, replace)) for r in grammar.rules)
-    return Grammar(rules, grammar.start, grammar.source), tuple(named)
+    return Grammar(rules, grammar.start, grammar.source), tuple(named), tuple(one_token)

@@ -14,6 +14,8 @@ through `EarleyArrays.run`, which grows the arrays within the `RuntimeLimits` an
 so an OVERFLOW is paid for once per doubling, never per step. A step that reaches a rule the
 shared table has not built yet (`RuleNeeded`) has the token sets extend the table (`need`) and
 runs again on it: once per rule per compiled grammar, whichever matcher meets it first.
+A grammar with one-token steps (`pushdown/one_token.py`) reads a token as each step it can be
+as well, and fills one by one (never in a batch call).
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from ..pushdown.earley import (
     push_bytes,
 )
 from ..pushdown.kernels import NEED, fill_mask, fill_rows, fill_rows_parallel
+from ..pushdown.one_token import rebuild_last_set
 from ..pushdown.token_sets import PushdownTokenSets
 from ..run_limits import RuntimeLimits
 
@@ -62,6 +65,7 @@ class PushdownBackend:
         self._run("the start", earley_start, np.int32(table.rule_start[table.start_rule]))
         self._compiled = compiled
         self._costs: tuple[CompletionCosts, tuple[np.ndarray, ...]] | None = None
+        self._steps = compiled.one_token_steps
 
     def set_limits(self, limits: RuntimeLimits) -> None:
         self._limits = limits
@@ -92,10 +96,31 @@ class PushdownBackend:
                 rule = need.rule
             else:
                 if r == 0:
-                    return
+                    break
                 sets.get(NEED - r)
                 continue
             self._extend(rule)
+        if self._steps is not None:
+            self._fill_steps(words, None)
+
+    def _fill_steps(self, words: np.ndarray, bound: int | None) -> None:
+        """OR into `words` the tokens of each one-token step the last set can take (with
+        `bound`, only where the text can then end within `bound` more tokens)."""
+        steps = self._steps
+        assert steps is not None
+        e = self._earley
+        n0 = e.n_sets
+        for j in range(len(steps.excluded)):
+            if self._push(steps.markers, 4 * j, 4 * j + 4, 1, "fill_next_token_bitmask"):
+                ok = bound is None or self.completion_cost() <= bound
+                e.truncate(n0)
+                if ok:
+                    np.bitwise_or(words, steps.allowed[j], out=words)
+
+    @property
+    def batchable(self) -> bool:
+        """Whether `fill_many` can fill this recognizer's row (not with one-token steps)."""
+        return self._steps is None
 
     def batch_entry(self) -> tuple[tuple[np.ndarray, ...], PushdownTokenSets, np.ndarray]:
         """(the table arrays this recognizer walks, the token sets, its `EarleyArrays.header`):
@@ -109,6 +134,8 @@ class PushdownBackend:
         return bool(self._run(what, push_bytes, data, begin, end, token) == 1)
 
     def advance_token(self, token_id: int) -> bool:
+        if self._steps is not None:
+            return self._advance_steps(token_id)
         # `_push` inlined (but for a rule not built yet): this is the hot step.
         begin, end = int(self._token_offsets[token_id]), int(self._token_offsets[token_id + 1])
         try:
@@ -118,6 +145,40 @@ class PushdownBackend:
         except RuleNeeded:
             pass
         return self._push(self._token_data, begin, end, 1, "accept")
+
+    def _advance_steps(self, token_id: int) -> bool:
+        """`advance_token` where the token may also be one-token steps: each walk pushed from
+        the same set, the last set rebuilt as their union (`pushdown/one_token.py`)."""
+        steps = self._steps
+        assert steps is not None
+        e = self._earley
+        n0 = e.n_sets
+        walks: list[tuple[int, np.ndarray]] = []  # (step, its last set's items)
+        for j in steps.reads(token_id):
+            if self._push(steps.markers, 4 * j, 4 * j + 4, 1, "accept"):
+                k = e.n_sets - 1
+                walks.append((j, e.items[e.sets[k, 0]:e.sets[k + 1, 0], :2].copy()))
+                e.truncate(n0)
+        begin, end = int(self._token_offsets[token_id]), int(self._token_offsets[token_id + 1])
+        if not (begin < end and self._push(self._token_data, begin, end, 1, "accept")):
+            if not walks:
+                return False
+            j = walks.pop(0)[0]  # the first step's walk again: the union of it and the rest
+            self._push(steps.markers, 4 * j, 4 * j + 4, 1, "accept")
+            if not walks:
+                return True
+        k = e.n_sets - 1
+        seeds = [e.items[e.sets[k, 0]:e.sets[k + 1, 0], :2].copy()]
+        for _, items in walks:
+            items[items[:, 1] == n0 + 3, 1] = k  # the marker walk's last set is the union's
+            seeds.append(items)
+        try:
+            self._run("accept", rebuild_last_set, np.ascontiguousarray(
+                np.concatenate(seeds), dtype=np.int32))
+        except BaseException:
+            e.truncate(n0)
+            raise
+        return True
 
     def advance_bytes(self, data: bytes) -> bool:
         arr = np.frombuffer(data, dtype=np.uint8)
@@ -180,6 +241,8 @@ class PushdownBackend:
                             sets.eos_ids, words, self._scratch, arrays, shared.within, *buffers,
                             bound)
             if r == 0:
+                if self._steps is not None:
+                    self._fill_steps(words, bound)
                 return
             if r == OVERFLOW:
                 self._earley.overflowed(self._limits, "fill_next_token_bitmask")

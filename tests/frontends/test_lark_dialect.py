@@ -76,7 +76,6 @@ def test_lines_and_columns_are_kept() -> None:
     ("start: \"a\"\n  | <oops", "2:5: malformed token reference"),
     ('start: %json {"type": 1}', "1:8 /type: in %json: type must be one of"),
     ("start: %json", "1:13: %json needs a JSON object"),
-    ('start: "a" <[^5]>', "1:12: !<[5]>: a single negated token reference"),
     ("start: <nope>", "1:8: token <nope>: '<nope>' is not the text of any token"),
     ("start: x\nx[max_tokens=3.5]: /[a-z]+/", "2:2: max_tokens must be an integer"),
     ("start: x\nx[max_tokens=3]: /[a-z]+/ x?", "2:2: rule x's options need a regular body"),

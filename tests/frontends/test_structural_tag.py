@@ -208,8 +208,6 @@ ERRORS = [
     (_spec({"type": "nope"}), "/format/type", "unknown format type 'nope'"),
     (_spec({"type": "const_string", "value": "a", "valeu": 1}), "/format/valeu",
      "unknown field 'valeu'"),
-    (_spec({"type": "exclude_token", "exclude_tokens": [5]}), "/format/type",
-     "'exclude_token' (exactly one token"),
     (_spec({"type": "token", "token": -1}), "/format/token", "must be a token id"),
     (_spec({"type": "sequence", "elements": [{"type": "regex", "pattern": "("}]}),
      "/format/elements/0/pattern", ""),

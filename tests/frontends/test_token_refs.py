@@ -119,8 +119,6 @@ def test_accept_string_never_takes_a_marker() -> None:
     ("root ::= <[12", "1:10: malformed or misplaced token reference"),
     ("root ::= <[1-a]>", "1:10: malformed token id list '<[1-a]>'"),
     ("root ::= <[5-2]>", "reversed token id range '5-2'"),
-    ('root ::= "a" !<|tool|>', "1:14: !<|tool|>: a single negated token reference"),
-    ("root ::= !<|tool|>{0,3}", "repeated {0,3}: a negated token reference is supported"),
     ("root ::= <nope>", "'<nope>' is not the text of any token"),
     (f"root ::= <[{EOS}]>", f"id {EOS} is a stop (EOS) token"),
     ("root ::= <[100000]>", "id 100000 is outside the vocabulary"),
@@ -129,6 +127,22 @@ def test_errors(gbnf: str, message: str) -> None:
     with pytest.raises(GrammarError) as info:
         compile_gbnf(gbnf, VOCAB)
     assert message in str(info.value)
+
+
+def test_single_negated_references_are_one_token_steps() -> None:
+    """`!<x>` alone or counted is exactly one token but x (`tests/runtime/test_one_token.py`
+    checks the steps exhaustively on a small vocabulary)."""
+    compiled = compile_gbnf('root ::= "a" !<|tool|>{1,2} "."', VOCAB)
+    assert compiled.one_token == ((TOOL,),) and compiled.kind == "pushdown"
+    word = VOCAB.encode("ok")
+    assert len(word) == 1
+    m = Matcher(compiled)
+    assert m.accept_string("a") and not m.fork().accept_token(TOOL)
+    assert m.accept_token(IM_START) and m.accept_token(word[0]) and m.accept_string(".")
+    assert m.can_terminate()
+    m = Matcher(compiled)
+    assert m.accept_string("a") and m.accept_token(word[0])
+    assert not all(m.accept_token(t) for t in [*VOCAB.encode("x"), *VOCAB.encode("y")])
 
 
 def test_pickled_grammars_keep_their_named_tokens() -> None:

@@ -395,10 +395,9 @@ class Translator:
         return self.token_ref(obj, "token", obj.raw("token"))
 
     def exclude_token(self, obj: Obj, ends: Ends) -> Node:
-        obj.raw("exclude_tokens", [])
-        raise GrammarError("'exclude_token' (exactly one token of almost the whole vocabulary) "
-                           "is not supported; 'any_tokens' (any number of them) is",
-                           pointer=obj.at("type"), code="unsupported-structural-tag")
+        """Exactly one token but those listed and the enclosing tag's end token (a one-token
+        step of the runtime, `lowering/tokens.py`)."""
+        return self.tokens_ref(obj, "exclude_tokens", ends.tokens)
 
     def any_tokens(self, obj: Obj, ends: Ends) -> Node:
         return self.bounded(obj, Repeat(self.tokens_ref(obj, "exclude_tokens", ends.tokens), 0,
