@@ -8,7 +8,7 @@ becomes ordinary IR with XGrammar's documented meaning:
 | macro | IR |
 |---|---|
 | `Regex(pattern, json_string=false, flags=...)` | the regex's language (`specs/regex.md`); without `flags`, `.` matches every code point (each `.` read as `[\\s\\S]`), with `flags`, `s` does that and `u` changes nothing; `json_string=true` intersects it with the characters a JSON string holds unescaped |
-| `TagDispatch((tag, rule), …, loop_after_dispatch=true, excludes=())` | free text without a tag or an excluded string, and wherever a tag is first complete, that tag's rule (then free text again when looping) — the structural tags' `dispatch` |
+| `TagDispatch((tag, rule), …, loop_after_dispatch=true, excludes=(), stop_eos=true, stop_str=())` | free text without a tag, an excluded or a stop string, and wherever a tag is first complete, that tag's rule (then free text again when looping) — the structural tags' `dispatch`; the text ends where it may (`stop_eos`) or with a stop string, which ends it (`stop_eos=false` needs one) |
 | `Token(id, …)`, `ExcludeToken(id, …)` | a `TokenRef` (the latter negated: supported repeated with `*` or `+`) |
 | `Substring(chunk, …)` | every run of whole consecutive chunks (`substring.py`) |
 
@@ -22,7 +22,7 @@ from typing import Any
 from lark import Token
 
 from ..automata.language_ops import intersect
-from ..ir.nodes import CharClass, Literal, Node, Repeat, RuleRef, Seq, TokenRef
+from ..ir.nodes import CharClass, Choice, Literal, Node, Repeat, RuleRef, Seq, TokenRef
 from ..support.diagnostics import Span
 from ..support.errors import GrammarError
 from ..support.limits import Limits
@@ -165,7 +165,7 @@ def _regex(call: _Call, limits: Limits) -> Node:
 
 
 def _tag_dispatch(call: _Call, limits: Limits) -> Node:
-    call.check_options(("loop_after_dispatch", "excludes"))
+    call.check_options(("loop_after_dispatch", "excludes", "stop_eos", "stop_str"))
     groups: dict[str, list[Node]] = {}
     for pair in call.positional:
         if not (isinstance(pair, TupleArg) and len(pair) == 2):
@@ -179,6 +179,16 @@ def _tag_dispatch(call: _Call, limits: Limits) -> Node:
     for text in excludes:
         if not text or any(tag.startswith(text) for tag in groups):
             raise call.error(f"excluded string {text!r} is empty or begins a tag")
-    stops = frozenset((*groups, *excludes))
-    return dispatched(groups, lambda tag: free_text(stops, tag, None, limits), [], False,
-                      not call.option("loop_after_dispatch", True, "bool"))
+    ends = call.option("stop_str", [], "tuple")
+    for text in ends:
+        if not text or any(tag.startswith(text) for tag in groups):
+            raise call.error(f"stop string {text!r} is empty or begins a tag")
+    stop_eos = call.option("stop_eos", True, "bool")
+    if not stop_eos and not ends:
+        raise call.error("stop_eos=false needs a stop_str: the text could never end")
+    stops = frozenset((*groups, *excludes, *ends))
+    rest = Choice(tuple([free_text(stops, "", None, limits)] if stop_eos else []) + tuple(
+        Seq((free_text(stops, text, None, limits), Literal(text.encode("utf-8"))))
+        for text in dict.fromkeys(ends)))
+    return dispatched(groups, lambda tag: free_text(stops, tag, None, limits) if tag else rest,
+                      [], False, not call.option("loop_after_dispatch", True, "bool"))

@@ -7,8 +7,8 @@ the vocabulary size (`compiler/lowering/tokens.py`): an id no token has, so no t
 spelling walks it. The matcher then reads a token t two ways at once:
 
 - its own spelling, as everywhere (`earley.push_bytes`);
-- for each j with t in `allowed[j]` (every id but S_j, the EOS ids and the ids that spell
-  nothing), step j's marker.
+- for each j with t in `allowed[j]` (every id but S_j, the EOS ids and padding: ids that are
+  neither text nor control tokens), step j's marker.
 
 The set after t is the union of the last sets of those walks. Each walk is pushed from the
 same set and its last set's items (state, origin) kept; the walk of the marker's 4 bytes can
@@ -85,10 +85,11 @@ def check_one_token(vocab: Vocabulary, excluded: tuple) -> tuple[tuple[int, ...]
 def one_token_steps(vocab: Vocabulary, offsets: np.ndarray, excluded: tuple[tuple[int, ...], ...],
                     n_words: int) -> OneTokenSteps:
     """The steps of the checked sets `excluded` over `vocab` spelled with `offsets` (a
-    `TokenSpelling`'s: a token that spells nothing is never read)."""
+    `TokenSpelling`'s: a token that spells something, or a text token whose bytes no text
+    holds, such as a lone 0xFF, is read)."""
     size = vocab.size
     base = np.zeros(n_words * 32, dtype=bool)
-    base[:size] = np.diff(offsets[:size + 1]) > 0
+    base[:size] = (np.diff(offsets[:size + 1]) > 0) | (np.diff(vocab.token_offsets[:size + 1]) > 0)
     base[vocab.eos_token_ids] = False
     allowed = np.zeros((len(excluded), n_words), dtype=np.uint32)
     markers = np.zeros(4 * len(excluded), dtype=np.uint8)

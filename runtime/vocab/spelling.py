@@ -9,7 +9,7 @@ that no text contains:
 |---|---|
 | a text token | its bytes (none if they contain `MARKER`: such a token never spells UTF-8 text) |
 | a control token (special, not EOS) | `MARKER` + its id in 3 bytes, big-endian |
-| a text token the grammar names in a reference (`named`) | `MARKER` + id + its bytes |
+| a text token the grammar names in a reference (`named`) | `MARKER` + id + its bytes (just `MARKER` + id if they contain `MARKER`) |
 | EOS, padding | nothing (EOS is allowed where the text may end, by the matcher) |
 
 `MARKER` is 0xFF, which never occurs in UTF-8, and every grammar frontend produces UTF-8 text
@@ -21,7 +21,7 @@ where the grammar names it, or a negated reference admits it, it is allowed as o
 the grammar has only text its text must come from other tokens.
 
 Invariant of a `TokenSpelling` (built here only): `data` uint8 and `offsets` int64[size + 1]
-as in `Vocabulary`; `named` sorted, unique ids of text tokens without `MARKER`.
+as in `Vocabulary`; `named` sorted, unique ids of text tokens (bytes that are not empty).
 """
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def check_named(vocab: Vocabulary, named: tuple[int, ...]) -> tuple[int, ...]:
     for i in ids:
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < vocab.size:
             raise ValueError(f"named token {i!r} is not an id of the vocabulary")
-        if not text[i] or MARKER in text[i]:
+        if not text[i]:
             raise ValueError(f"named token {i} is not a text token")
         if i > MAX_REFERENCE_ID:
             raise ValueError(f"named token {i} is past the {MAX_REFERENCE_ID} a marker spells")

@@ -83,12 +83,32 @@ def test_tag_dispatch_once_with_excludes() -> None:
     assert not _accepts(grammar, "a</answer>b</answer>")
 
 
+def test_tag_dispatch_stop_strings() -> None:
+    """XGrammar's earlier options: `stop_str` strings end the text (and are not free text),
+    `stop_eos=false` makes one of them required."""
+    grammar = ('root ::= TagDispatch(("<t>", t), stop_eos=false, stop_str=("END", "STOP"))\n'
+               't ::= [0-9]+ "</t>"')
+    for text in ("hi END", "hi <t>1</t> yo STOP", "END", "EN<t>1</t>END"):
+        assert _accepts(grammar, text), text
+    for text in ("hi", "a END b", "<t>x</t>END", "hi ENDSTOP"):
+        assert not _accepts(grammar, text), text
+    either = 'root ::= TagDispatch(("<t>", t), stop_str=("END",))\nt ::= "1</t>"'
+    assert _accepts(either, "hi") and _accepts(either, "hi END") and not _accepts(either, "hi ENDx")
+    with pytest.raises(GrammarError, match="stop_eos=false needs a stop_str"):
+        compile_gbnf('root ::= TagDispatch(("<t>", t), stop_eos=false)\nt ::= "1"', VOCAB)
+
+
 def test_token_macros() -> None:
     compiled = compile_gbnf('root ::= "a" Token(301) ExcludeToken(301)*', VOCAB)
     m = Matcher(compiled)
     assert m.accept_string("a") and m.accept_token(301)
     assert not m.accept_token(301)
     assert m.accept_string("xyz") and m.can_terminate()
+    one = Matcher(compile_gbnf('root ::= "a" ExcludeToken(301) "b"', VOCAB))  # exactly one
+    assert one.accept_string("a") and not one.fork().accept_token(301)
+    two = one.fork()
+    assert two.accept_token(ord("x")) and not two.accept_token(ord("y"))
+    assert one.accept_token(VOCAB.size - 1) and one.accept_string("b") and one.can_terminate()
 
 
 @pytest.mark.parametrize("gbnf,message", [

@@ -154,3 +154,20 @@ def test_dfa_kind_is_refused() -> None:
     with pytest.raises(GrammarError) as info:
         compile_gbnf('root ::= !<[2]> "c"', VOCAB, kind="dfa")
     assert info.value.code == "token-reference"
+
+
+def test_tokens_of_bytes_no_text_holds() -> None:
+    """A token whose bytes hold 0xFF (a byte-level vocabulary's lone byte) never writes text,
+    but a reference may name it (it is then its marker alone) and a step reads it."""
+    vocab = Vocabulary.from_token_bytes([b"a", b"\xff", b"\xfe\xff", b"</s>"], 3)
+    named = Matcher(compile_gbnf('root ::= "a" <[1-2]>', vocab))
+    assert named.accept_token(0) and named.fork().accept_token(1) and named.accept_token(2)
+    assert named.can_terminate()
+    step = compile_gbnf('root ::= "a" !<[2]>', vocab)
+    m = Matcher(step)
+    bitmask = allocate_token_bitmask(1, vocab.size)
+    assert m.accept_token(0)
+    m.fill_next_token_bitmask(bitmask)
+    bits = np.unpackbits(bitmask.view(np.uint8), bitorder="little")[:vocab.size]
+    assert set(np.flatnonzero(bits).tolist()) == {0, 1}
+    assert m.accept_token(1) and m.can_terminate()
