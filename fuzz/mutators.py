@@ -12,7 +12,7 @@ ALPHABET = list("()[]{}|*+?.^$\\-:=\"'#/ \n\tabcxyz019_,<>!%~&@;") + ["中", "é
 TOKENS = ["::=", "->", "%import common.WS", "%ignore", "root", "start", "\\p{L}", "{2,}", "{0,3}",
           "(?:", "[^", "\\u00e9", "\\x7f", "/[a-z]+/i", "+?", "*", "\"\"", "''", "|", "~ 3",
           ".2", "%declare X", "[\\s\\S]", 'Regex("a.")', 'TagDispatch(("<t>", root))',
-          "Token(1)", "ExcludeToken(2)*", "<[1-3]>", "!<x>*", "<[^5]>*", '%json {"type": "integer"}',
+          "Token(1)", "ExcludeToken(2)*", "ExcludeToken(2)", "!<[3]>", "!<[1-9]>{1,2}", "<[1-3]>", "!<x>*", "<[^5]>*", '%json {"type": "integer"}',
           "%llguidance {}", "[lazy]", "[suffix=\"<e>\"]", "[max_chars=3, capture]", " & ",
           " ~", "~/a/", "@g", "{,2}", "{2}", '%regex {"substring_words": "a b"}',
           '%grammar_options {"allow_initial_skip": true}', 'Substring("ab", "c")',

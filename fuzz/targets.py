@@ -306,6 +306,11 @@ STRUCTURAL_SEEDS = [json.dumps(spec) for spec in (
                                     {"type": "grammar", "grammar": 'root ::= "(" root? ")"'}]},
         {"type": "tags_with_separator", "separator": ",", "tags": [
             {"begin": "[", "content": {"type": "const_string", "value": "y"}, "end": "]"}]}]}},
+    {"type": "structural_tag", "format": {"type": "sequence", "elements": [
+        {"type": "or", "elements": [{"type": "exclude_token", "exclude_tokens": [97]},
+                                    {"type": "const_string", "value": "ab"}]},
+        {"type": "exclude_token", "exclude_tokens": [98, 99]},
+        {"type": "optional", "content": {"type": "const_string", "value": "c"}}]}},
     {"type": "structural_tag", "format": {"type": "dispatch", "loop": True, "excludes": ["zz"],
      "rules": [["#", {"type": "repeat", "min": 1, "max": 3,
                       "content": {"type": "any_text", "max_chars": 2}}]]}},
