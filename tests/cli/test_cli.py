@@ -341,7 +341,8 @@ def test_compile_recursive_schema_and_lenient_warnings(capsys: pytest.CaptureFix
     assert err.splitlines() == [
         (f"{path}:3:3: error: at /uniqueItems: uniqueItems is supported where the items take a"
          " finite set of values (enum, const, boolean, null) and the array has no prefix items"
-         " and no contains; compile with lenient=True (CLI: --lenient) to ignore it (the output"
+         " and no contains (to keep it, list the items' values in an enum of at most"
+         " Limits.max_unique_values); compile with lenient=True (CLI: --lenient) to ignore it (the output"
          " may then violate it) [unsupported-keyword]"), ' 3 |   "uniqueItems": true', "   |   ^"]
     code, out, err = run(capsys, "compile", str(path), "--lenient")
     assert code == 0

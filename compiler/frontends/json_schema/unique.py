@@ -33,7 +33,8 @@ INLINED_UP_TO = 4
 larger ones keep a rule per state."""
 
 _FINITE = ("uniqueItems is supported where the items take a finite set of values (enum, "
-           "const, boolean, null) and the array has no prefix items and no contains")
+           "const, boolean, null) and the array has no prefix items and no contains (to keep "
+           "it, list the items' values in an enum of at most Limits.max_unique_values)")
 
 
 def _item_values(t: "Translation", c: "Constraints", depth: int) -> list[Node] | None:
