@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from grammask.compiler import GrammarError, compile_json_schema
-from grammask.compiler.support.errors import BudgetExceeded
+from grammask.compiler import GrammarError, compile_json_schema, compile_lark
 from grammask.compiler.frontends.json_schema import schema_to_grammar
+from grammask.compiler.support.errors import BudgetExceeded
 from grammask.runtime import Matcher
 
 from .support.vocabularies import small_vocabulary
@@ -127,3 +127,16 @@ def test_a_choice_that_refers_to_itself_is_split_a_bounded_number_of_times(schem
     with pytest.raises(GrammarError) as info:
         compile_json_schema(schema, small_vocabulary())
     assert info.value.code == "empty-language"
+
+
+@pytest.mark.parametrize("text", [
+    'start: "' + "\\\\." * 40 + "\nx: /a/\n",
+    "start: /" + "\\\\." * 40,
+    'start: "ok" | "' + "\\\\a" * 40 + '\\"\n',
+])
+def test_lark_literals_that_do_not_close_fail_fast(text: str) -> None:
+    """Lark's own lexer backtracks exponentially on such literals (seconds at twenty pairs of
+    backslashes, `lark_support.check_literals`): a syntax error at the literal, at once."""
+    with pytest.raises(GrammarError) as info:
+        compile_lark(text, small_vocabulary())
+    assert info.value.line == 1 and info.value.column is not None

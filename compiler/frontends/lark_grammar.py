@@ -34,7 +34,7 @@ from ..ir.nodes import Grammar, Node, Repeat, Rule, RuleRef, Seq, references
 from ..support.diagnostics import Diagnostic, Span
 from ..support.errors import GrammarError
 from ..support.limits import DEFAULT_LIMITS, Limits
-from .lark_support import SpanIndex, lark_errors
+from .lark_support import SpanIndex, check_literals, lark_errors
 from .lark_terminals import (
     check_lexable,
     choice,
@@ -198,6 +198,7 @@ def _check_bounds(lark_grammar: Any, index: SpanIndex, limits: Limits) -> None:
 
 def _load(text: str, name: str, import_paths: Sequence[str], index: SpanIndex, limits: Limits) -> Any:
     """Lark's loaded grammar (rule_defs, term_defs, ignore), every failure a GrammarError."""
+    check_literals(text, index)
     with lark_errors(index):
         tree = _parse_grammar(text, name)
     _check_terminals(tree, index, limits)

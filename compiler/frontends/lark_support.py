@@ -1,7 +1,17 @@
-"""Where things are in a Lark grammar's text, and Lark's exceptions as grammask GrammarErrors.
+r"""Where things are in a Lark grammar's text, and Lark's exceptions as grammask GrammarErrors.
 
 Lark's loaded grammar keeps no positions, so rule and terminal definitions are found again by
 scanning the text (best effort: definitions, `%import` and `%declare` lines at line starts).
+
+`check_literals` lexes a text before Lark's loader does: Lark's patterns for string and regex
+literals (`"(\\"|\\\\|[^"\n])*?"`) read a backslash two ways, so on a literal that does not
+close they backtrack in time exponential in its backslashes (a line of twenty `\\.` pairs
+takes seconds). Here the literals are read without that ambiguity (a backslash escapes the
+next character); every other terminal is Lark's own. A text Lark's lexer rejects is rejected
+here first, as the same syntax error at its line:col; on any other text both read the same
+tokens (a literal closes where its escapes say), so Lark's lexer never backtracks far. Lark
+accepts a literal that closes only with a backslash read as a character (`"abc\"`) and then
+refuses its escaping; here that is a syntax error at the literal.
 """
 from __future__ import annotations
 
@@ -10,12 +20,21 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from lark.common import LexerConf
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.lexer import BasicLexer, LexerState, PatternRE, TerminalDef
+from lark.load_grammar import TERMINALS
+from lark.utils import TextSlice
 
 from ..support.diagnostics import Span
 from ..support.errors import GrammarError
 
-__all__ = ["SpanIndex", "lark_errors"]
+__all__ = ["SpanIndex", "check_literals", "lark_errors"]
+
+_LITERALS = {"STRING": r'"(?:[^"\\\n]|\\[^\n])*"i?',
+             "REGEXP": r"/(?!/)(?:[^/\\]|\\[\s\S])*/[imslux]*"}
+"""Lark's grammar-file literals without a second reading of a backslash (module docstring)."""
+_LEXER: list[BasicLexer] = []
 
 _NAME = r"_?[A-Za-z][_A-Za-z0-9]*"
 _DEFINITION = re.compile(
@@ -192,3 +211,15 @@ def lark_errors(index: SpanIndex, imports: dict[str, str] | None = None) -> Iter
     except Exception as e:  # noqa: BLE001 - Lark's loader asserts and indexes on malformed input
         detail = f": {e}" if str(e) else ""
         raise index.error(f"Lark could not load the grammar ({type(e).__name__}{detail})", "lark-grammar") from None
+
+
+def check_literals(text: str, index: SpanIndex) -> None:
+    """Lex `text` as Lark's grammar loader will, its literals read without backtracking
+    (module docstring); a GrammarError at line:col where that fails."""
+    if not _LEXER:
+        _LEXER.append(BasicLexer(LexerConf(
+            [TerminalDef(name, PatternRE(_LITERALS.get(name, value)))
+             for name, value in TERMINALS.items()], re, ("WS", "COMMENT", "BACKSLASH"))))
+    with lark_errors(index):
+        for _ in _LEXER[0].lex(LexerState(TextSlice.cast_from(text + "\n")), None):
+            pass
