@@ -48,6 +48,7 @@ XML = {  # how each XML style writes one argument (name, value, raw: a string wr
         f'{"string" if raw else "number"}"<|sep|>{v}<|close|>argument<|sep|>',
     "cohere_xml": lambda k, v, raw:
         f'<cofl:value name="{k}" type="{"raw" if raw else "json"}">{v}</cofl:value>',
+    "minimax_m3_xml": lambda k, v, raw: f"]<]minimax[>[<{k}>{v}]<]minimax[>[</{k}>\n",
 }
 WORDS = ["Hi", "ok", "let me check", "sure.", "\n", "the weather", "1 2 3"]
 

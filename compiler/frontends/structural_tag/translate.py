@@ -52,7 +52,7 @@ class Ends(NamedTuple):
     tokens: tuple[int | str, ...] = ()
 
 JSON_STYLES = ("json", "qwen_xml", "minimax_xml", "deepseek_xml", "deepseek_v4_1_xml",
-               "glm_xml", "cohere_xml", "kimi_k3_xml")
+               "glm_xml", "cohere_xml", "kimi_k3_xml", "minimax_m3_xml")
 
 
 def _text(value: str) -> Node:

@@ -54,8 +54,14 @@ class XmlStyle:
     labels: str = ""
     """"" (no label), "string" (deepseek), "type" (kimi_k3) or "cohere"."""
     item_head: str = ""
-    """The head of a list item (cohere)."""
+    """The head of a list item (cohere, minimax_m3)."""
+    namespace: str = ""
+    """minimax_m3: the prefix of every marker. Closings name their element (`{name}`, an item
+    `item`); values stand without whitespace; objects and arrays nest as elements; an empty
+    object or array is nothing at all; raw strings exclude the namespace."""
 
+
+_M3 = "]<]minimax[>["
 
 XML_STYLES: dict[str, XmlStyle] = {
     "qwen_xml": XmlStyle("<parameter={name}>", "</parameter>"),
@@ -69,6 +75,8 @@ XML_STYLES: dict[str, XmlStyle] = {
                             "<|close|>argument<|sep|>", labels="type"),
     "cohere_xml": XmlStyle('<cofl:value name="{name}" type="{label}">', "</cofl:value>",
                            labels="cohere", item_head='<cofl:value type="{label}">'),
+    "minimax_m3_xml": XmlStyle(_M3 + "<{name}>", _M3 + "</{name}>", item_head=_M3 + "<item>",
+                               namespace=_M3),
 }
 
 _ANNOTATIONS = frozenset(("description", "title", "default", "examples", "$comment",
@@ -133,11 +141,20 @@ class _Params:
                                "is not listed in properties (no other property is allowed)")
         elements = [(Seq((self.element(name, sub, join(pointer, "properties", name)), self.ws)),
                      name in required) for name, sub in properties.items()]
+        bare = bool(self.style.namespace) and not any(req for _, req in elements)
         if self.any_order and len(elements) > 1:
-            return Seq((self.ws, self.unordered(elements, pointer)))
-        return Seq((self.ws, *(e if req else Repeat(e, 0, 1) for e, req in elements)))
+            body = self.unordered(elements, pointer, nonempty=bare)
+        elif bare:  # at least one element: the first one present, then the rest
+            body = Choice(tuple(Seq((e, *(Repeat(f, 0, 1) for f, _ in elements[i + 1:])))
+                                for i, (e, _) in enumerate(elements))) if elements else NOTHING
+        else:
+            body = Seq(tuple(e if req else Repeat(e, 0, 1) for e, req in elements))
+        if bare:  # an empty object is nothing at all, not whitespace
+            return EMPTY if body is NOTHING else Choice((EMPTY, Seq((self.ws, body))))
+        return Seq((self.ws, body))
 
-    def unordered(self, elements: list[tuple[Node, bool]], pointer: str) -> Node:
+    def unordered(self, elements: list[tuple[Node, bool]], pointer: str,
+                  nonempty: bool = False) -> Node:
         """The elements in any order, each at most once, every required one present: the
         state is the set of elements written so far (as `json_schema/any_order.py` does for
         members); past `INLINED_UP_TO` elements each state and each element is a rule."""
@@ -156,7 +173,7 @@ class _Params:
             deadline.check()
             alts = [Seq((nodes[i], states[seen | 1 << i])) for i in range(k)
                     if not seen >> i & 1 and states[seen | 1 << i] is not NOTHING]
-            if seen & required == required:
+            if seen & required == required and (seen or not nonempty):
                 alts.append(EMPTY)
             body = NOTHING if not alts else alts[0] if len(alts) == 1 else Choice(tuple(alts))
             states[seen] = self.rule(f"{tag}-any-{seen:x}", body) \
@@ -170,8 +187,10 @@ class _Params:
             head = self.head(name, branch)
             opened = Seq((self.ws, self.marker(self.style.value_prefix))) \
                 if self.style.value_prefix else EMPTY
-            value = Seq((self.ws, branch.value, self.ws)) if branch.spaced else branch.value
-            out.append(Seq((head, opened, value, self.marker(self.style.closing))))
+            value = Seq((self.ws, branch.value, self.ws)) \
+                if branch.spaced and not self.style.namespace else branch.value
+            closing = self.style.closing.format(name=name if name is not None else "item")
+            out.append(Seq((head, opened, value, self.marker(closing))))
         return out[0] if len(out) == 1 else Choice(tuple(out))
 
     def head(self, name: str | None, branch: _Branch) -> Node:
@@ -237,6 +256,9 @@ class _Params:
         typed = self.style.labels != ""
         if schema is True or schema == {} or (isinstance(schema, dict) and
                                               not set(schema) - _ANNOTATIONS):
+            if self.style.namespace:
+                raise _unsupported(pointer, f"a value of any type is not supported in the "
+                                            f"{self.name} style (give it a type)")
             raw = [_Branch("string", self.raw_string({}, pointer), True, False)]
             if not typed:
                 return raw
@@ -265,11 +287,19 @@ class _Params:
                 word = sorted(extra)[0]
                 raise _unsupported(join(pointer, word), f"{word!r} beside a raw string value is "
                                    f"not supported in the {self.name} style")
+            if keys & _STRING_KEYS and self.style.namespace:
+                word = sorted(keys & _STRING_KEYS)[0]
+                raise _unsupported(join(pointer, word), f"{word!r} on a raw string is not "
+                                   f"supported in the {self.name} style (XGrammar's reading)")
             return [_Branch("string", self.raw_string(schema, pointer), True,
                             bool(keys & _STRING_KEYS))]
-        if self.style.labels == "cohere" and kind == "object":
+        nested = self.style.labels == "cohere" or bool(self.style.namespace)
+        if nested and kind == "object":
+            if self.style.namespace and "properties" not in schema:
+                raise _unsupported(pointer, f"an object without properties is not supported "
+                                            f"in the {self.name} style")
             return [_Branch("dict", self.properties(schema, pointer), False, False)]
-        if self.style.labels == "cohere" and kind == "array":
+        if nested and kind == "array":
             return [_Branch("list", self.items(schema, pointer), False, False)]
         if kind is None and typed:
             raise _unsupported(pointer, f"give this property a 'type': the {self.name} style "
@@ -291,6 +321,9 @@ class _Params:
                     name == "number" and "integer" in allowed and float(v).is_integer()):
                 continue
             if name == "string":
+                if self.style.namespace and self.style.namespace in v:
+                    raise _unsupported(pointer, f"a string holding {self.style.namespace!r} is "
+                                                f"not supported in the {self.name} style")
                 out.append(_Branch("string", Literal(v.encode()) if v else EMPTY, True))
             else:
                 out.append(_Branch(name, self.json({"const": v}, pointer), False))
@@ -334,6 +367,8 @@ class _Params:
                                        ).located(pointer=pointer)
         item = Seq((self.element(None, schema.get("items", True), join(pointer, "items")),
                     self.ws))
+        if self.style.namespace and lo == 0:  # an empty array is nothing at all
+            return Choice((EMPTY, Seq((self.ws, Repeat(item, 1, hi))))) if hi != 0 else EMPTY
         return Seq((self.ws, Repeat(item, lo, hi)))
 
     # ------------------------------------------------------------------ values
@@ -358,8 +393,8 @@ class _Params:
             raise self.limits.exceeded("max_repeat", max(lo, hi or 0), "string length bound"
                                        ).located(pointer=pointer)
         if not contents and (lo, hi) == (0, None):
-            return free_text(frozenset((self.style.closing, *self.excludes)), "", None,
-                             self.limits)
+            return free_text(frozenset((self.style.namespace or self.style.closing,
+                                        *self.excludes)), "", None, self.limits)
         try:
             values = as_dfa(intersect(ANY_STRING, *contents, limits=self.limits,
                                       label="string value") if contents else ANY_STRING,
@@ -404,6 +439,8 @@ def xml_parameters(schema: Any, style: str, pointer: str, max_whitespace: int,
                      json_value, marker or (lambda text: Literal(text.encode()) if text
                                             else EMPTY), limits, excludes)
     params.any_order = any_order
+    if excludes and XML_STYLES[style].namespace:
+        raise _unsupported(pointer, f"excludes are not supported in the {style} style")
     if rule is not None:
         params.rule = rule
     if not isinstance(schema, dict):
