@@ -57,6 +57,8 @@ class ToolFormat:
 
 
 _GLM_ARGS = ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")
+_M3 = "]<]minimax[>["
+"""MiniMax-M3's namespace, before each of its markers."""
 
 FORMATS: dict[str, ToolFormat] = {
     "qwen_3": ToolFormat(
@@ -112,6 +114,13 @@ FORMATS: dict[str, ToolFormat] = {
         section=("<minimax:tool_call>\n", "</minimax:tool_call>"),
         trigger="<minimax:tool_call>", section_prefix="\n",
         reasoning=("", "</think>", "\n\n"), without_reasoning="\n</think>\n\n"),
+    "minimax_m3": ToolFormat(
+        call=f'{_M3}<invoke name="$name">$args{_M3}</invoke>\n', style="minimax_m3_xml",
+        section=(f"{_M3}<tool_call>\n", f"{_M3}</tool_call>"), trigger=f"{_M3}<tool_call>",
+        excludes=(f"{_M3}</tool_call>", f"{_M3}<invoke", f"{_M3}</invoke>"),
+        reasoning=("", "</mm:think>", ""), think_markers=("<mm:think>", "</mm:think>"),
+        reasoning_excludes=(f"{_M3}<tool_call>", "<mm:think>", f"{_M3}</tool_call>",
+                            f"{_M3}<invoke", f"{_M3}</invoke>")),
     "cohere": ToolFormat(
         call='<cofl:tool_call id="$index" name="$name">$args</cofl:tool_call>',
         style="cohere_xml", section=("<cofl:tool_calls>", "</cofl:tool_calls>"),

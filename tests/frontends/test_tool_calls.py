@@ -10,6 +10,7 @@ import pytest
 from grammask.compiler import GrammarError, compile_tool_calls
 from grammask.compiler.frontends.tool_calls import FORMATS
 from grammask.runtime import Matcher, Vocabulary
+from tests.support.m3_reference import render as m3_render
 from tests.support.xml_reference import render
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -65,6 +66,8 @@ def _call(fmt: str, name: str, args: dict) -> str:
     if style == "qwen_xml":
         raw = {k: v if isinstance(v, str) else json.dumps(v) for k, v in args.items()}
         rendered = "\n".join(f"<parameter={k}>\n{v}\n</parameter>" for k, v in raw.items())
+    elif style == "minimax_m3_xml":
+        rendered = m3_render(args)
     elif style != "json":
         rendered = render(style, args)
     else:
