@@ -134,3 +134,12 @@ def test_what_the_style_cannot_say(schema: dict, more: dict, pointer: str) -> No
     with pytest.raises(GrammarError) as info:
         _compile(schema, **more)
     assert info.value.code == "unsupported-structural-tag" and info.value.pointer == pointer
+
+
+def test_the_gemma_style_is_refused() -> None:
+    """XGrammar's `gemma` style (bare keys, `<|"|>` strings) is not read: an error at it."""
+    with pytest.raises(GrammarError) as info:
+        compile_structural_tag({"type": "structural_tag", "format": {
+            "type": "json_schema", "json_schema": SCHEMA, "style": "gemma"}}, VOCAB)
+    assert info.value.code == "unsupported-structural-tag"
+    assert info.value.pointer == "/format/style"

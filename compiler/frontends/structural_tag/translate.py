@@ -139,6 +139,10 @@ class Translator:
         if not isinstance(schema, (dict, bool)):
             raise invalid(obj.at("json_schema"), "'json_schema' must be an object or a boolean")
         style = obj.string("style", "json")
+        if style == "gemma":
+            raise GrammarError("the gemma style (Gemma 4's JSON with bare keys and <|\"|> around "
+                               "strings) is not supported", pointer=obj.at("style"),
+                               code="unsupported-structural-tag")
         if style not in JSON_STYLES:
             raise invalid(obj.at("style"), f"unknown style {style!r}; expected one of "
                                            f"{', '.join(JSON_STYLES)}")
