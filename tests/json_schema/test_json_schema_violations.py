@@ -184,3 +184,17 @@ def test_a_made_contains_beside_another_counts_its_own() -> None:
         for items in itertools.product([1, "a", None], repeat=n):
             x = list(items)
             assert accepts(g, json.dumps(x)) == validator.is_valid(x), x
+
+
+def test_an_object_enum_value_negated_accepts_every_key_order() -> None:
+    """`not: {const: OBJ}` is the objects other than OBJ, its keys in any order (none of the
+    schema's `properties` orders them): a member with another value is a witness wherever
+    it stands (a fuzz finding once: `{"a": 1, "id": []}` against `{"a": 1, "id": {}}`)."""
+    schema = {"not": {"const": {"a": 1, "id": {}, "z": [1]}}}
+    g = compile_json_schema(schema, byte_vocabulary())
+    validator = jsonschema.Draft202012Validator(schema)
+    for a, id_value, extra in itertools.product([1, 2], [{}, [], 5], [{}, {"q": 1}]):
+        value = {"a": a, "id": id_value, "z": [1], **extra}
+        for order in itertools.permutations(value):
+            x = {k: value[k] for k in order}
+            assert accepts(g, json.dumps(x)) == validator.is_valid(x), x

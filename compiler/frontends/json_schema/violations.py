@@ -170,9 +170,11 @@ def value_violations(t: "Translation", pointer: str, value: Any) -> list[str]:
     json_kind = "object" if isinstance(value, dict) else "array"
     if isinstance(value, dict):
         keys = list(value)
+        # A member with another value is a witness, as another key is: found wherever it
+        # stands among the members, since no `properties` of these schemas orders them.
         breaks = [b for k, v in value.items() for b in (
             {"properties": {k: False}},
-            {"required": [k], "properties": {k: {"not": {"const": v}}}})]
+            {MEMBER: {"names": {"const": k}, "value": {"not": {"const": v}}}})]
         breaks.append({MEMBER: {"names": {"not": {"enum": keys}} if keys else True,
                                 "value": True}})
         breaks = [{"type": "object", **b, "additionalProperties": True} for b in breaks]
