@@ -112,8 +112,10 @@ class PushdownBackend:
         n0 = e.n_sets
         for j in range(len(steps.excluded)):
             if self._push(steps.markers, 4 * j, 4 * j + 4, 1, "fill_next_token_bitmask"):
-                ok = bound is None or self.completion_cost() <= bound
-                e.truncate(n0)
+                try:  # the marker's walk is dropped even when the cost raises (a budget)
+                    ok = bound is None or self.completion_cost() <= bound
+                finally:
+                    e.truncate(n0)
                 if ok:
                     np.bitwise_or(words, steps.allowed[j], out=words)
 
