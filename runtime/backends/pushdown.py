@@ -8,8 +8,9 @@ the closure of the start rule; a history entry is the number of sets before a st
 rolling back truncates to it.
 
 The hot loop relies on it: a token's bytes are pushed straight from the vocabulary's flat
-spelling (`vocab.spelling`) in one `push_bytes` call, and a fill is one `fill_mask` call over the last set,
-with the scratch rows and candidate buffers kept here between calls. Every kernel call goes
+spelling (`vocab.spelling`) in one `push_bytes` call, and a fill is one call of the table's fill
+kernel (`fill_kernel`) over the last set, with the scratch rows and candidate buffers kept
+here between calls. Every kernel call goes
 through `EarleyArrays.run`, which grows the arrays within the `RuntimeLimits` and calls again,
 so an OVERFLOW is paid for once per doubling, never per step. A step that reaches a rule the
 shared table has not built yet (`RuleNeeded`) has the token sets extend the table (`need`) and
@@ -40,7 +41,7 @@ from ..pushdown.earley import (
     next_bytes,
     push_bytes,
 )
-from ..pushdown.kernels import NEED, fill_mask, fill_rows, fill_rows_parallel
+from ..pushdown.kernels import NEED, fill_kernel, fill_rows, fill_rows_parallel
 from ..pushdown.one_token import rebuild_last_set
 from ..pushdown.token_sets import PushdownTokenSets
 from ..run_limits import RuntimeLimits
@@ -89,8 +90,8 @@ class PushdownBackend:
         sets = self._sets
         while True:
             try:
-                r = self._earley.run(self._limits, "fill_next_token_bitmask", fill_mask,
-                                     self._g, sets.snapshot, sets.trie_args, sets.eos_ids,
+                r = self._earley.run(self._limits, "fill_next_token_bitmask",
+                                     fill_kernel(self._g), self._g, sets.snapshot, sets.trie_args, sets.eos_ids,
                                      words, self._scratch)
             except RuleNeeded as need:
                 rule = need.rule

@@ -18,6 +18,8 @@ positions lie in its arrays (written by `PushdownTokenSets` before the entry's s
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import carray, get_thread_id, prange
 from numba.types import Tuple, boolean, int32, int64, uint8, uint32
@@ -238,19 +240,45 @@ def fill_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-unty
     NEED - s when state s has no token set yet, OVERFLOW when `e` must grow (sets unchanged).
     The rows of the live states (`live_state`: an expired item's is its relaxed copy) are
     ORed first, then each state's uncertain tokens are checked straight from the store (a
-    token in several lists is checked again only while rejected)."""
-    e[3][WORK] = 0
+    token in several lists is checked again only while rejected). Calls the variant of the
+    table (`fill_kernel`), for a batch, whose tables may differ."""
     if len(g[9]) == 0:
-        return _fill_states(g, e, store, trie, eos_ids, row, scratch, False)
+        return fill_unbounded_mask(g, e, store, trie, eos_ids, row, scratch)
+    return fill_bounded_mask(g, e, store, trie, eos_ids, row, scratch)
+
+
+# The fill of a table without token bounds and that of one with them are two kernels, each
+# with `_fill_states` inlined and `bounded` a constant, and each calling its own walk: a
+# process compiles only the variant its tables need on their first mask (each costs seconds
+# on a fresh machine, `bench/jit_cost.py`), and the other when a table needs it.
+@kernel(GRAMMAR, ENGINE, STORE, TRIE, R(int64), A(uint32), A(uint32), nrt=False)
+def fill_unbounded_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-untyped-def]
+    """`fill_mask` of a table without token bounds (`g[9]`, its `relax`, empty)."""
+    e[3][WORK] = 0
+    return _fill_states(g, e, store, trie, eos_ids, row, scratch, False)
+
+
+@kernel(GRAMMAR, ENGINE, STORE, TRIE, R(int64), A(uint32), A(uint32), nrt=False)
+def fill_bounded_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-untyped-def]
+    """`fill_mask` of a table with token bounds."""
+    e[3][WORK] = 0
     return _fill_states(g, e, store, trie, eos_ids, row, scratch, True)
+
+
+def fill_kernel(g: tuple[np.ndarray, ...]) -> Any:
+    """The fill kernel of the table whose arrays are `g`: `fill_bounded_mask` where it has
+    token bounds, else `fill_unbounded_mask` (a table that builds a bounded rule on the way
+    changes variant, so choose at each fill)."""
+    return fill_bounded_mask if len(g[9]) else fill_unbounded_mask
 
 
 @kernel(GRAMMAR, ENGINE, STORE, TRIE, R(int64), A(uint32), A(uint32), boolean, nrt=False,
         inline=True)
 def _fill_states(g, e, store, trie, eos_ids, row, scratch, bounded):  # type: ignore[no-untyped-def]
-    """`fill_mask`, inlined into it with `bounded` a constant: a table without token bounds
-    reads its items' states as they are (through `live_state` the in-string fill of JSON
-    was about a quarter slower)."""
+    """`fill_mask`, inlined into its two variants with `bounded` a constant: a table without
+    token bounds reads its items' states as they are (through `live_state` the in-string fill
+    of JSON was about a quarter slower), and the branch not taken is pruned before typing, so
+    each variant compiles only its own walk."""
     meta, dense, base, patches, uncertain_store = store
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
     items, sets, per_state, counters = e
@@ -293,7 +321,10 @@ def _fill_states(g, e, store, trie, eos_ids, row, scratch, bounded):  # type: ig
         b0 = meta[s, UNC_BEGIN]
         n = meta[s, UNC_LEN]
         if n:
-            r = check_candidates(g, e, uncertain_store[b0:b0 + n], n, trie, row)
+            if bounded:
+                r = check_bounded_candidates(g, e, uncertain_store[b0:b0 + n], n, trie, row)
+            else:
+                r = check_candidates(g, e, uncertain_store[b0:b0 + n], n, trie, row)
             counters[N_SETS] = k + 1
             if r == OVERFLOW:
                 return OVERFLOW
@@ -335,12 +366,19 @@ def fill_rows_parallel(g, store, trie, eos_ids, headers, rows, row_ids, scratch,
 
 @kernel(GRAMMAR, ENGINE, R(int32), int64, TRIE, A(uint32), nrt=False)
 def check_candidates(g, e, cand, n, trie, row):  # type: ignore[no-untyped-def]
-    """`walk_candidates` without costs: 0 or OVERFLOW (the fill's walk)."""
+    """`walk_candidates` without costs on a table without token bounds: 0 or OVERFLOW (the
+    unbounded fill's walk)."""
     # No costs: the cost arrays are not read, any arrays of their types will do.
     counters, per_state = e[3], e[2]
     costs = (counters, counters, per_state, per_state, counters)
-    if len(g[9]) == 0:
-        return walk_candidates(g, e, cand, n, trie, row, costs, -1, False, False)
+    return walk_candidates(g, e, cand, n, trie, row, costs, -1, False, False)
+
+
+@kernel(GRAMMAR, ENGINE, R(int32), int64, TRIE, A(uint32), nrt=False)
+def check_bounded_candidates(g, e, cand, n, trie, row):  # type: ignore[no-untyped-def]
+    """`check_candidates` on a table with token bounds (the bounded fill's walk)."""
+    counters, per_state = e[3], e[2]
+    costs = (counters, counters, per_state, per_state, counters)
     return walk_candidates(g, e, cand, n, trie, row, costs, -1, False, True)
 
 
@@ -357,9 +395,9 @@ def walk_candidates(g, e, cand, n, trie, row, costs, bound, costed, bounded):  #
     """Set the bits of the candidate tokens (trie positions cand[:n], ascending) whose bytes
     the real sets accept and, when `costed`, after which the sets cost at most `bound`
     (`costs.py`: each set the walk builds gets its tails); return the largest cost of a
-    candidate accepted by its bytes (0 when not `costed`), or OVERFLOW. Inlined into the two
+    candidate accepted by its bytes (0 when not `costed`), or OVERFLOW. Inlined into the
     kernels above with `costed` a constant, so the fill's walk carries no cost branches, and
-    into the fill's twice, with `bounded` (the table has token bounds) a constant: without
+    `bounded` (the table has token bounds) a constant: without
     bounds its steps read no token counts (`push_step`; a quarter of the in-string fill of
     JSON otherwise).
     Consecutive candidates share the sets of their common prefix. Once

@@ -126,3 +126,32 @@ def test_threads_calling_a_kernel_first_at_once_all_get_its_answer(tmp_path) -> 
                               text=True, timeout=300, check=False,
                               env={**os.environ, "NUMBA_CACHE_DIR": str(cache)})
         assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+VARIANTS = """
+from grammask.compiler import compile_gbnf, compile_json_schema
+from grammask.runtime import Matcher, Vocabulary, allocate_token_bitmask
+from grammask.runtime.pushdown import kernels
+vocab = Vocabulary.default()
+schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"$ref": "#"}}}}
+g = compile_json_schema(schema, vocab)
+bitmask = allocate_token_bitmask(1, g.vocab_size)
+Matcher(g).fill_next_token_bitmask(bitmask)
+assert kernels.fill_unbounded_mask.overloads
+assert not kernels.fill_bounded_mask.overloads
+assert not kernels.check_bounded_candidates.overloads
+m = Matcher(compile_gbnf('root ::= "<" r ">"\\nr[max_tokens=2] ::= [a-z]*\\n', vocab))
+assert m.accept_token(vocab.encode("<")[0])
+m.fill_next_token_bitmask(bitmask)
+assert kernels.fill_bounded_mask.overloads
+assert bitmask[0, vocab.encode(">")[0] >> 5] >> (vocab.encode(">")[0] & 31) & 1
+"""
+
+
+def test_a_table_without_token_bounds_compiles_only_the_unbounded_fill() -> None:
+    """The first pushdown mask of a process compiles the fill variant its table needs, not
+    the token-bounded one (seconds more on a fresh machine): the walk of each variant is its
+    own kernel, and the other is compiled when a bounded table first fills."""
+    proc = subprocess.run([sys.executable, "-c", VARIANTS], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
