@@ -50,6 +50,7 @@ from ..support import deadline
 from ..support.caches import cache_name, register
 from ..support.errors import BudgetExceeded, GrammarError
 from ..support.limits import DEFAULT_LIMITS, Limits
+from .byte_partition import byte_partition
 from .rule_facts import end_cost, kept_facts
 
 EMPTY_CLASS = CharClass(())
@@ -270,6 +271,15 @@ class _KeptRules:
         self._start = self._index[grammar.start]
         self._states = 0
         self._lock = threading.Lock()
+        self._partition: tuple[np.ndarray | None] | None = None
+
+    def byte_partition(self) -> np.ndarray | None:
+        """A partition of the bytes that refines every kept rule's byte classes
+        (`byte_partition.py`; computed once)."""
+        with self._lock:
+            if self._partition is None:
+                self._partition = (byte_partition([*self._bodies, *self._inline.values()]),)
+            return self._partition[0]
 
     def build(self, rule: int, ahead: bool = False) -> RuleAutomaton:
         """Rule `rule`'s automaton (`ahead`: built ahead of need, counted all the same);

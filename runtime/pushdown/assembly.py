@@ -21,7 +21,10 @@ table (a grammar whose rules fit the bound never gets there).
 A rule with a token bound (`rule_tokens`) is placed followed by its relaxed copy
 (`PushdownTable.relax`, `_relaxed`). The table's state numbers never change (rules are
 appended); its byte classes may be refined, which re-maps the columns of the rules already in
-it. Callers serialize extensions of one table (`PushdownTokenSets.need`).
+it, a gather of the whole table. So an extension also refines by the source's partition
+(`RuleSource.byte_partition`: bytes no rule of the grammar tells apart), once, while the table
+is small: the rules built later fit its classes, and each later extension only appends rows.
+Callers serialize extensions of one table (`PushdownTokenSets.need`).
 """
 from __future__ import annotations
 
@@ -91,6 +94,17 @@ def _refined(partitions: list[np.ndarray]) -> np.ndarray:
     return rank[inverse.reshape(-1)]
 
 
+def _partition(source: RuleSource | None) -> np.ndarray | None:
+    """The source's byte partition (`RuleSource.byte_partition`), checked, or None."""
+    p = None if source is None else source.byte_partition()
+    if p is None:
+        return None
+    if not isinstance(p, np.ndarray) or p.shape != (256,) or p.dtype.kind not in "iu" \
+            or int(p.min()) < 0:
+        raise ValueError("a rule source's byte partition must be an integer array[256] >= 0")
+    return p
+
+
 def _relaxed(a: RuleAutomaton) -> RuleAutomaton:
     """`a` (which calls no rule) followed by its relaxed copy (`PushdownTable.relax`): state
     i + m moves as state i does, to copies, and not at all where accepting."""
@@ -127,6 +141,9 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
     parts = [a.byte_class for a in automata.values()]
     if prior is not None:
         parts.append(prior.byte_class)
+        hint = _partition(source or prior.source)
+        if hint is not None:
+            parts.append(hint)
     classes = _refined(parts)
     n_classes = int(classes.max()) + 1
     first_byte = np.zeros(n_classes, dtype=np.int64)

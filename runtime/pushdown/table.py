@@ -58,6 +58,12 @@ class RuleSource(Protocol):
         """Rule `rule`'s automaton, an `assembly.RuleAutomaton`; `ahead`: built ahead of need
         (a source may refuse those, raising)."""
 
+    def byte_partition(self) -> np.ndarray | None:
+        """int32[256], a partition of the bytes refining the byte classes of every rule this
+        source builds, or None: an extension refines the table by it once, so later rules
+        fit the table's classes (`assembly.py`). Only a hint: a rule that does not fit
+        refines the table all the same."""
+
 
 @dataclass(frozen=True, eq=False)
 class PushdownTable:

@@ -32,7 +32,7 @@ from grammask.runtime import (
     allocate_token_bitmask,
     batch_fill_next_token_bitmask,
 )
-from grammask.runtime.pushdown.assembly import RuleAutomaton, assemble
+from grammask.runtime.pushdown.assembly import RuleAutomaton, assemble, complete, extended
 
 from ..support.budget import examples
 from ..support.cfg_strategies import grammars
@@ -269,3 +269,59 @@ def test_marked_rules_are_built_when_reached_and_past_the_inlining_budget() -> N
     with pytest.raises(BudgetExceeded):  # past max_dfa_states itself: an error at the step
         Matcher(compile_structural_tag(spec, vocab, limits=Limits(
             max_inline_states=64, max_dfa_states=100))).accept_string('<g>"')
+
+
+def _partition_refines_every_rule(table) -> None:  # type: ignore[no-untyped-def]
+    """The source's byte partition refines each rule's byte classes, and once a table is
+    extended its classes are refined by it: completing the table changes no class."""
+    source = table.source
+    partition = source.byte_partition()
+    if partition is None:
+        return
+    n = int(partition.max()) + 1
+    assert partition.shape == (256,) and len(np.unique(partition)) == n
+    for r in range(table.n_rules):
+        try:
+            a = source.build(r)
+        except BudgetExceeded:
+            continue
+        pairs = np.unique(np.stack([partition, a.byte_class]), axis=1)
+        assert pairs.shape[1] == n, table.rule_names[r]  # one rule class per partition class
+    first = extended(table, int(np.flatnonzero(table.rule_start < 0)[0]))
+    assert len(np.unique(first.byte_class)) == first.n_classes
+    try:
+        whole = complete(first)
+    except BudgetExceeded:
+        return
+    assert np.array_equal(whole.byte_class, first.byte_class)
+
+
+@settings(max_examples=examples(40), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(grammar=grammars())
+def test_random_grammars_byte_partition_refines_every_rule(grammar) -> None:  # type: ignore[no-untyped-def]
+    try:
+        compiled = compile_grammar(grammar, small_vocabulary(), limits=LAZY)
+    except (GrammarError, BudgetExceeded):
+        return
+    table = compiled.pushdown
+    if table is not None and not table.complete:
+        _partition_refines_every_rule(table)
+
+
+def test_grammars_and_schemas_byte_partition_refines_every_rule() -> None:
+    vocab = Vocabulary.default()
+    compiles = [lambda name=name: compile_gbnf((DATA / "gbnf" / name).read_text(), vocab,
+                                               limits=LAZY) for name in GBNF]
+    compiles += [lambda row=row: compile_json_schema(row["schema"], vocab, limits=LAZY)
+                 for row in _sample()]
+    checked = 0
+    for compile_one in compiles:
+        try:
+            table = compile_one().pushdown
+        except (GrammarError, BudgetExceeded):
+            continue
+        if table is not None and not table.complete:
+            _partition_refines_every_rule(table)
+            checked += 1
+    assert checked >= 20
