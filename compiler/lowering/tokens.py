@@ -135,6 +135,7 @@ def resolve_tokens(grammar: Grammar, vocab: Vocabulary, limits: Limits
     resolver = _Resolver(vocab)
     named_ids = {ref: resolver.ids(ref) for ref in refs}
     spelled_refs: set[TokenRef] = set()  # the references read by spellings, not as steps
+    steps: set[tuple[int, ...]] = set()  # the excluded sets of the one-token steps
 
     def any_sequence(n: Node) -> bool:
         return isinstance(n, Repeat) and isinstance(n.item, TokenRef) and n.item.negated and \
@@ -150,8 +151,6 @@ def resolve_tokens(grammar: Grammar, vocab: Vocabulary, limits: Limits
             else:
                 spelled_refs.add(n)
         return None
-
-    steps: set[tuple[int, ...]] = set()
 
     for r in grammar.rules:
         rewrite(r.body, spelled_by)
