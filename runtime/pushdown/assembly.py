@@ -21,9 +21,10 @@ table (a grammar whose rules fit the bound never gets there).
 A rule with a token bound (`rule_tokens`) is placed followed by its relaxed copy
 (`PushdownTable.relax`, `_relaxed`). The table's state numbers never change (rules are
 appended); its byte classes may be refined, which re-maps the columns of the rules already in
-it, a gather of the whole table. So an extension also refines by the source's partition
-(`RuleSource.byte_partition`: bytes no rule of the grammar tells apart), once, while the table
-is small: the rules built later fit its classes, and each later extension only appends rows.
+it, a gather of the whole table. So an extension that refines a large table also refines it
+by the source's partition (`RuleSource.byte_partition`: bytes no rule of the grammar tells
+apart), once (`PARTITION_FROM_STATES`): the rules built later fit its classes, and each later
+extension only appends rows.
 Callers serialize extensions of one table (`PushdownTokenSets.need`).
 """
 from __future__ import annotations
@@ -94,6 +95,13 @@ def _refined(partitions: list[np.ndarray]) -> np.ndarray:
     return rank[inverse.reshape(-1)]
 
 
+PARTITION_FROM_STATES = 8192
+"""An extension that refines the byte classes of a table of at least this many states also
+refines them by the source's partition (`RuleSource.byte_partition`), so that the extensions
+after it append rows only. Below, re-gathering the table costs about a millisecond, less
+than reading the partition from a large grammar's IR (a few milliseconds, paid once)."""
+
+
 def _partition(source: RuleSource | None) -> np.ndarray | None:
     """The source's byte partition (`RuleSource.byte_partition`), checked, or None."""
     p = None if source is None else source.byte_partition()
@@ -141,10 +149,12 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
     parts = [a.byte_class for a in automata.values()]
     if prior is not None:
         parts.append(prior.byte_class)
+    classes = _refined(parts)
+    if prior is not None and prior.n_states >= PARTITION_FROM_STATES and \
+            not np.array_equal(classes, prior.byte_class):
         hint = _partition(source or prior.source)
         if hint is not None:
-            parts.append(hint)
-    classes = _refined(parts)
+            classes = _refined([classes, hint])
     n_classes = int(classes.max()) + 1
     first_byte = np.zeros(n_classes, dtype=np.int64)
     first_byte[classes[::-1]] = np.arange(255, -1, -1)
