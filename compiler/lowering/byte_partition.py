@@ -22,12 +22,13 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ...runtime.pushdown.assembly import refined_partition
 from ..automata.flat_ir import class_edges
 from ..ir.nodes import Automaton, CharClass, Literal, Node, RuleRef, TokenRef, children
 
 
 def byte_partition(bodies: Iterable[Node]) -> np.ndarray | None:
-    """int32[256] (module docstring), classes numbered from 0 in order of their first byte;
+    """int32[256] (module docstring), classes numbered as `refined_partition` numbers them;
     None when a body holds a token reference (its spelling is the vocabulary's)."""
     seen: set[int] = set()
     stack = list(bodies)
@@ -51,14 +52,9 @@ def byte_partition(bodies: Iterable[Node]) -> np.ndarray | None:
             return None
         elif kind is not RuleRef:
             stack.extend(children(node))
-    key = np.zeros(256, dtype=np.int64)
+    indicators = []
     for lo, hi in sorted(ranges):
-        inside = np.zeros(256, dtype=np.int64)
+        inside = np.zeros(256, dtype=np.int32)
         inside[lo:hi + 1] = 1
-        key = np.unique(key * 2 + inside, return_inverse=True)[1].reshape(-1)
-    for part in parts.values():
-        key = np.unique(key * (int(part.max()) + 1) + part, return_inverse=True)[1].reshape(-1)
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    rank = np.empty(len(first), dtype=np.int32)
-    rank[np.argsort(first)] = np.arange(len(first), dtype=np.int32)
-    return rank[inverse.reshape(-1)]
+        indicators.append(inside)
+    return refined_partition([*indicators, *parts.values()])

@@ -81,7 +81,7 @@ Facts = tuple[np.ndarray, np.ndarray, np.ndarray]
 """(nullable bool[R], follow bool[R, 256], can_end bool[R]) of a grammar's rules."""
 
 
-def _refined(partitions: list[np.ndarray]) -> np.ndarray:
+def refined_partition(partitions: list[np.ndarray]) -> np.ndarray:
     """int32[256]: the coarsest partition refining every one of `partitions`, numbered in
     order of each class's first byte."""
     key = np.zeros(256, dtype=np.int64)
@@ -149,12 +149,12 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
     parts = [a.byte_class for a in automata.values()]
     if prior is not None:
         parts.append(prior.byte_class)
-    classes = _refined(parts)
+    classes = refined_partition(parts)
     if prior is not None and prior.n_states >= PARTITION_FROM_STATES and \
             not np.array_equal(classes, prior.byte_class):
         hint = _partition(source or prior.source)
         if hint is not None:
-            classes = _refined([classes, hint])
+            classes = refined_partition([classes, hint])
     n_classes = int(classes.max()) + 1
     first_byte = np.zeros(n_classes, dtype=np.int64)
     first_byte[classes[::-1]] = np.arange(255, -1, -1)
