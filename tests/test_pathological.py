@@ -34,13 +34,16 @@ def accepts(compiled: CompiledGrammar, text: bytes) -> bool:
     return all(matcher.accept_token(b) for b in text) and matcher.can_terminate()
 
 
-def budget(limit: str, run: object) -> BudgetExceeded:
-    """The BudgetExceeded that `run()` raises, checked to name `limit` and how to raise it, in
-    its text and in its fields."""
+def budget(limit: str | tuple[str, ...], run: object) -> BudgetExceeded:
+    """The BudgetExceeded that `run()` raises, checked to name `limit` (or one of several,
+    where which is met first depends on the machine's speed) and how to raise it, in its
+    text and in its fields."""
     with pytest.raises(BudgetExceeded) as info:
         run()  # type: ignore[operator]
-    assert f"Limits.{limit}=" in str(info.value) and f"--limit {limit}=" in str(info.value)
-    assert info.value.limit == limit and f"Limits.{limit}={info.value.value}" in str(info.value)
+    name = info.value.limit
+    assert name in ((limit,) if isinstance(limit, str) else limit)
+    assert f"Limits.{name}=" in str(info.value) and f"--limit {name}=" in str(info.value)
+    assert f"Limits.{name}={info.value.value}" in str(info.value)
     assert info.value.measured is not None
     return info.value
 
@@ -218,8 +221,10 @@ def test_object_with_5000_properties() -> None:
 
 
 def test_enum_with_100000_members() -> None:
+    """A second of translating, or the members' NFA past its states, whichever comes first
+    (on an unloaded machine the translation takes less than the second)."""
     schema = {"enum": [f"m{i}" for i in range(100_000)]}
-    budget("max_compile_seconds", lambda: compile_json_schema(
+    budget(("max_compile_seconds", "max_nfa_states"), lambda: compile_json_schema(
         schema, VOCAB, limits=Limits(max_compile_seconds=1.0)))
 
 
