@@ -1,18 +1,22 @@
 """What the grammar says of its kept rules before their automata exist: the bytes that can
 follow each one, whether it may end the text, and what keeping it costs.
 
-Both come from one walk (`_follows`) over the kept rules' bodies: a reference to a kept rule
-is noted with the bytes that can come after it in its caller (and whether its caller may end
-right after it, a *tail* call); a reference to an inlined rule is walked into, as its
-automaton will be. The follow sets are then closed over tail calls (a callee called last is
-followed by whatever follows its caller). The walk asks a `_Facts` which nodes to enter and
+Both come from one walk (`_follows`) over the bodies of the rules that matter: the kept rules
+and the inlined rules that lead to one (*leading* rules, whose automata will be walked into
+their callers'). Each such body is walked once: a reference to one of those rules is noted
+with the bytes that can come after it in that body (and whether the body may end right after
+it, a *tail* call); a reference to any other rule is not entered (it leads to no kept rule).
+The follow sets are then closed over tail calls (a callee called last is followed by whatever
+follows its caller), which gives an inlined rule's callees the bytes after each of its
+references, as walking into its body at every reference would, in one pass over each body
+instead of one per reference and context. The walk asks a `_Facts` which nodes to enter and
 the first bytes and nullability of what follows them: `_Summarized` reads them from
 `rule_summaries` (the costs of `end_cost`, which need every rule's last bytes anyway), and
-`_OnDemand` computes only what the walk asks (`FirstBytes`), entering only the nodes and
-rules that lead to a kept rule: the facts of a lazily built table (`assembly.py`), needed
-for every rule before most rules are built, then cost the walk of the few bodies that call
-kept rules (a dispatch over 128 tools), not a summary of every node. A table whose rules
-are all built derives these facts from its automata and checks them against these.
+`_OnDemand` computes only what the walk asks (`FirstBytes`), entering only the nodes that
+lead to a kept rule: the facts of a lazily built table (`assembly.py`), needed for every rule
+before most rules are built, then cost the walk of the few bodies that call kept rules (a
+dispatch over 128 tools), not a summary of every node. A table whose rules are all built
+derives these facts from its automata and checks them against these.
 
 Byte sets are 256-bit Python ints (as in `summaries.py`).
 """
@@ -34,14 +38,11 @@ a rule; a node in neither map is not in the rule's body."""
 
 class _Facts(Protocol):
     def calls(self, rule: str) -> bool:
-        """Whether the body of `rule` (kept) may lead to a kept rule."""
+        """Whether the body of `rule` (walked) may lead to a kept rule."""
 
     def enters(self, node: Node, owner: str) -> bool:
         """Whether `node`, in the body of rule `owner`, is productive and may lead to a kept
         rule."""
-
-    def inlined(self, name: str) -> bool:
-        """Whether a reference to the rule `name` (not kept) is walked into."""
 
     def head(self, node: Node, owner: str) -> tuple[int, bool]:
         """(first bytes, nullable) of the productive `node`."""
@@ -59,9 +60,6 @@ class _Summarized:
     def enters(self, node: Node, owner: str) -> bool:
         memo = self.memos[owner]
         return id(node) in memo.maps[0] and memo[id(node)][0]
-
-    def inlined(self, name: str) -> bool:
-        return name in self.memos
 
     def head(self, node: Node, owner: str) -> tuple[int, bool]:
         s = self.memos[owner][id(node)]
@@ -86,10 +84,10 @@ class _OnDemand:
                 if user not in keep and user not in leading:
                     leading.add(user)
                     work.append(user)
-        self._leading = leading
+        self._kept, self._leading = kept, leading
         self._targets = keep | leading
-        self._calling = {name for name in kept if any(r.name in self._targets
-                                                      for r in uses[name])}
+        self._calling = leading | {name for name in kept
+                                   if any(r.name in self._targets for r in uses[name])}
         self._reach: dict[int, bool] = {}
         self._enters: dict[int, bool] = {}
         self.first = FirstBytes(grammar, productive, nullable_among(grammar, order))
@@ -107,29 +105,32 @@ class _OnDemand:
             self._enters[id(node)] = known
         return known
 
-    def inlined(self, name: str) -> bool:
-        return name in self._leading
+    @property
+    def walked(self) -> list[str]:
+        """The kept rules, then the inlined rules that lead to one."""
+        return [*self._kept, *sorted(self._leading)]
 
     def head(self, node: Node, owner: str) -> tuple[int, bool]:
         return self.first.first(node), self.first.nullable(node)
 
 
-def _follows(grammar: Grammar, kept: list[str], facts: _Facts
+def _follows(grammar: Grammar, walked: list[str], facts: _Facts
              ) -> tuple[dict[str, int], list[tuple[str, str]]]:
-    """(bytes right after each rule of `kept` inside its callers, (caller, callee) tail
-    calls); references to rules `facts` inlines are walked into, to others dropped."""
+    """(bytes right after each rule of `walked` inside the bodies of `walked`, (caller,
+    callee) tail calls among them); each body walked once, references to other rules not
+    entered."""
     rules = grammar.by_name
-    keep = set(kept)
-    follow = dict.fromkeys(kept, 0)
+    keep = set(walked)
+    follow = dict.fromkeys(walked, 0)
     tails: list[tuple[str, str]] = []
-    for name in kept:
+    for name in walked:
         if not facts.calls(name):
             continue
-        stack: list[tuple[Node, int, bool, str]] = [(rules[name].body, 0, True, name)]
+        stack: list[tuple[Node, int, bool]] = [(rules[name].body, 0, True)]
         seen: set[tuple[int, int, bool]] = set()
         while stack:
-            n, after, tail, owner = stack.pop()
-            if not facts.enters(n, owner):
+            n, after, tail = stack.pop()
+            if not facts.enters(n, name):
                 continue  # leads to no kept rule, or derives nothing
             if (id(n), after, tail) in seen:
                 continue
@@ -139,38 +140,46 @@ def _follows(grammar: Grammar, kept: list[str], facts: _Facts
                     follow[n.name] |= after
                     if tail:
                         tails.append((name, n.name))
-                elif facts.inlined(n.name):
-                    stack.append((rules[n.name].body, after, tail, n.name))
             elif isinstance(n, Choice):
-                stack.extend((alt, after, tail, owner) for alt in n.alternatives)
+                stack.extend((alt, after, tail) for alt in n.alternatives)
             elif isinstance(n, Repeat) and n.max != 0:
-                again = facts.head(n.item, owner)[0] if n.max is None or n.max > 1 else 0
-                stack.append((n.item, after | again, tail, owner))
+                again = facts.head(n.item, name)[0] if n.max is None or n.max > 1 else 0
+                stack.append((n.item, after | again, tail))
             elif isinstance(n, Seq):
                 # Only the items right of the first one entered can follow a kept rule.
-                entered = [facts.enters(item, owner) for item in n.items]
+                entered = [facts.enters(item, name) for item in n.items]
                 if True not in entered:
                     continue
                 first = entered.index(True)
                 for i in range(len(n.items) - 1, first - 1, -1):
                     if entered[i]:
-                        stack.append((n.items[i], after, tail, owner))
+                        stack.append((n.items[i], after, tail))
                     if i > first:
-                        item_first, item_nullable = facts.head(n.items[i], owner)
+                        item_first, item_nullable = facts.head(n.items[i], name)
                         after = item_first | (after if item_nullable else 0)
                         tail = tail and item_nullable
     return follow, tails
 
 
 def _closed(values: dict[str, int], tails: list[tuple[str, str]]) -> dict[str, int]:
-    """`values` with values[callee] ⊇ values[caller] for every tail call."""
-    changed = True
-    while changed:
-        changed = False
-        for caller, callee in tails:
-            grown = values[callee] | values[caller]
+    """`values` with values[callee] ⊇ values[caller] for every tail call: a worklist that
+    revisits a rule's callees when its value grows."""
+    callees: dict[str, list[str]] = {}
+    for caller, callee in tails:
+        callees.setdefault(caller, []).append(callee)
+    work = list(callees)
+    queued = set(work)
+    while work:
+        caller = work.pop()
+        queued.discard(caller)
+        value = values[caller]
+        for callee in callees[caller]:
+            grown = values[callee] | value
             if grown != values[callee]:
-                values[callee], changed = grown, True
+                values[callee] = grown
+                if callee in callees and callee not in queued:
+                    queued.add(callee)
+                    work.append(callee)
     return values
 
 
@@ -195,9 +204,10 @@ def kept_facts(grammar: Grammar, kept: list[str], order: list[str]
     that order; the others of `order`, the reachable productive rules, inlined), as the
     rule automata table derives them (`PushdownTable`)."""
     facts = _OnDemand(grammar, kept, order)
-    follow, tails = _follows(grammar, kept, facts)
+    walked = facts.walked
+    follow, tails = _follows(grammar, walked, facts)
     follow = _closed(follow, tails)
-    ends = _closed({name: int(name == grammar.start) for name in kept}, tails)
+    ends = _closed({name: int(name == grammar.start) for name in walked}, tails)
     nullable = facts.first.nullable
     return (np.array([nullable(grammar.by_name[name].body) for name in kept], dtype=bool),
             np.stack([_bits(follow[name]) for name in kept]),
