@@ -11,20 +11,20 @@ Lazily: the compiler assembles the rules it built (the start rule at least) with
 which a table cannot derive from part of its rules. A step that predicts a rule not built
 stops with `RuleNeeded` (`earley.py`), and `extended` returns the table with that rule and,
 breadth-first from it and from the unbuilt rules the table calls already, the next rules a
-step may reach, while the states added stay under half of the table's: the table grows
-geometrically, so the copies that extensions make are linear in its final size. A rule built
-ahead of need that fails (over a budget) is left out, and ends the extension: its error comes
-when a step needs it. Rules built ahead of need count in the budget like the others, so a
-grammar whose rules together pass `max_pushdown_states` may meet it sooner than its walks
-alone would; and near that bound, extensions add one needed rule at a time, each copying the
-table (a grammar whose rules fit the bound never gets there).
-A rule with a token bound (`rule_tokens`) is placed followed by its relaxed copy
-(`PushdownTable.relax`, `_relaxed`). The table's state numbers never change (rules are
-appended); its byte classes may be refined, which re-maps the columns of the rules already in
-it, a gather of the whole table. So an extension that refines a large table also refines it
-by the source's partition (`RuleSource.byte_partition`: bytes no rule of the grammar tells
-apart), once (`PARTITION_FROM_STATES`): the rules built later fit its classes, and each later
-extension only appends rows.
+step may reach, while the states added stay under half of the table's (fewer, larger
+extensions: each restarts the walk that needed it). A rule built ahead of need that fails
+(over a budget) is left out, and ends the extension: its error comes when a step needs it.
+Rules built ahead of need count in the budget like the others, so a grammar whose rules
+together pass `max_pushdown_states` may meet it sooner than its walks alone would, and near
+that bound extensions add one needed rule at a time. A rule with a token bound
+(`rule_tokens`) is placed followed by its relaxed copy (`PushdownTable.relax`, `_relaxed`).
+The table's state numbers never change (rules are appended): an extension writes the rows of its new rules after the prior table's, in the
+same buffers (`arrays.RowArena`, whose prefixes never change), and the new table checks only
+those rows (`PushdownTable._extends`), so an extension costs its new rules, not the table.
+Its byte classes may be refined, which re-maps the columns of the rules already in it, a
+gather of the whole table. So an extension that refines a large table also refines it by the
+source's partition (`RuleSource.byte_partition`: bytes no rule of the grammar tells apart),
+once (`PARTITION_FROM_STATES`): the rules built later fit its classes.
 Callers serialize extensions of one table (`PushdownTokenSets.need`).
 """
 from __future__ import annotations
@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays import RowArena
 from .table import PushdownTable, RuleSource
 
 
@@ -160,23 +161,25 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
     first_byte[classes[::-1]] = np.arange(255, -1, -1)
     base = 0 if prior is None else prior.n_states
     total = base + sum(a.n_states for a in automata.values())
-    same_classes = prior is not None and prior.n_classes == n_classes
-    # With the byte classes unchanged, the prior rows are kept as they are: the new ones are
-    # written after them, and the table is made of the two as one immutable buffer (one copy).
-    transitions = np.empty((total - base if same_classes else total, n_classes), dtype=np.int32)
-    offset = base if same_classes else 0
+    # With the byte classes unchanged, the prior rows are kept as they are and the new ones
+    # appended after them (`RowArena`: each array written past the prior's rows only, and the
+    # table checks only the rows it adds, `PushdownTable`); else every row is gathered again.
+    appending = prior is not None and prior.n_classes == n_classes
+    transitions = np.empty((total - base if appending else total, n_classes), dtype=np.int32)
+    offset = base if appending else 0
     rule_start = np.full(n_rules, -1, dtype=np.int32)
     accepting, state_rule, sources, callees, targets, relax = [], [], [], [], [], []
     if prior is not None:
         rule_start[:] = prior.rule_start
-        relax.append(prior.relax)
-        if not same_classes:
+        if not appending:
             transitions[:base] = prior.transitions[:, prior.byte_class[first_byte]]
-        accepting.append(prior.accepting)
-        state_rule.append(prior.state_rule)
-        sources.append(np.repeat(np.arange(base, dtype=np.int32), np.diff(prior.call_offsets)))
-        callees.append(prior.call_rule)
-        targets.append(prior.call_next)
+            relax.append(prior.relax)
+            accepting.append(prior.accepting)
+            state_rule.append(prior.state_rule)
+            sources.append(np.repeat(np.arange(base, dtype=np.int32),
+                                     np.diff(prior.call_offsets)))
+            callees.append(prior.call_rule)
+            targets.append(prior.call_next)
     for r, a in automata.items():
         m, own = a.n_states, a.n_own_classes
         block = transitions[base - offset:base - offset + m]
@@ -191,39 +194,36 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
         calls = a.transitions[:, own:]
         s, j = np.nonzero(calls >= 0)
         sources.append(s + base)
-        callees.append(a.called[j])
-        targets.append(calls[s, j] + base)
+        callees.append(a.called[j].astype(np.int32))
+        targets.append((calls[s, j] + base).astype(np.int32))
         rule_start[r] = base
         base += m
-    source_of = np.concatenate(sources)
-    call_offsets = np.zeros(base + 1, dtype=np.int32)
-    np.cumsum(np.bincount(source_of, minlength=base), out=call_offsets[1:])
+    counts = np.bincount(_joined(sources, np.int32) - offset, minlength=base - offset)
+    call_offsets = np.cumsum(counts, dtype=np.int32)
+    arrays = dict(transitions=transitions, accepting=_joined(accepting, np.bool_),
+                  state_rule=_joined(state_rule, np.int32), relax=_joined(relax, np.int32),
+                  call_rule=_joined(callees, np.int32), call_next=_joined(targets, np.int32))
+    if appending:
+        assert prior is not None
+        arrays = {name: RowArena.appended(getattr(prior, name), a) for name, a in arrays.items()}
+        call_offsets = RowArena.appended(prior.call_offsets, call_offsets + prior.call_offsets[-1])
+    else:
+        call_offsets = np.concatenate([np.zeros(1, dtype=np.int32), call_offsets])
     if prior is not None:
         facts = facts or (prior.nullable, prior.follow, prior.can_end)
         source = source or prior.source
     complete = bool((rule_start >= 0).all())
     return PushdownTable(
-        byte_class=classes, accepting=np.concatenate(accepting),
-        transitions=_after(prior.transitions, transitions) if same_classes else transitions,
-        call_offsets=call_offsets, call_rule=np.concatenate(callees).astype(np.int32),
-        call_next=np.concatenate(targets).astype(np.int32),
-        state_rule=np.concatenate(state_rule), rule_start=rule_start, start_rule=start_rule,
-        rule_names=names, rule_tokens=tokens, relax=np.concatenate(relax),
+        byte_class=classes, call_offsets=call_offsets, rule_start=rule_start,
+        start_rule=start_rule, rule_names=names, rule_tokens=tokens,
         nullable=None if facts is None else facts[0],
         follow=None if facts is None else facts[1],
         can_end=None if facts is None else facts[2],
-        source=None if complete else source)
+        source=None if complete else source, prior=prior if appending else None, **arrays)
 
 
-def _after(head: np.ndarray, tail: np.ndarray) -> np.ndarray:
-    """The rows of `head` (immutable, see `arrays.py`) then those of `tail`, as one immutable
-    array made with a single copy of each."""
-    base: object = head
-    while isinstance(base, np.ndarray):
-        base = base.base
-    data = base if isinstance(base, bytes) and len(base) == head.nbytes else head.tobytes()
-    joined = b"".join((data, tail.tobytes()))  # type: ignore[arg-type]
-    return np.frombuffer(joined, dtype=head.dtype).reshape(-1, head.shape[1])
+def _joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
 
 EXTENSION_SHARE = 0.5

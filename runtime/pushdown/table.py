@@ -30,15 +30,20 @@ Invariants (checked once in `__post_init__`, trusted by the Numba kernels afterw
 Derived here when every rule is built (and then checked equal to the caller's, if given):
 `nullable` per rule; `follow`, the bytes that can come right after a completed rule
 (bool[n_rules, 256]) with `can_end` (the rule may end the text).
+
+A table made as an extension of a checked one (`prior`, the lazy tables of `assembly.py`) is
+checked in time linear in the states it appends (`_extends`): an extension costs its new
+rules, not the whole table. Its facts stay the compiler's even when it builds the last rule;
+`tests/runtime/test_lazy_rules.py` checks them equal to the derived ones.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import InitVar, dataclass, field
+from typing import Optional, Protocol
 
 import numpy as np
 
-from ..arrays import checked_array, immutable
+from ..arrays import checked_array, immutable, same_prefix
 from ..dfa.kernels import reach_and_live
 from ..dfa.table import checked_state
 from .derive import checked_moves, ends_fixpoint, propagate_or
@@ -85,8 +90,9 @@ class PushdownTable:
     follow: np.ndarray | None = None
     can_end: np.ndarray | None = None
     source: RuleSource | None = field(default=None, repr=False)
+    prior: InitVar[Optional["PushdownTable"]] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, prior: PushdownTable | None = None) -> None:
         for name, dtype, ndim in (("byte_class", np.int32, 1), ("transitions", np.int32, 2),
                                   ("accepting", np.bool_, 1), ("call_offsets", np.int32, 1),
                                   ("call_rule", np.int32, 1), ("call_next", np.int32, 1),
@@ -94,6 +100,8 @@ class PushdownTable:
             object.__setattr__(self, name, checked_array(getattr(self, name), dtype, name, ndim))
         self._check_shapes()
         given = self._given_facts()
+        if prior is not None and given is not None and self._extends(prior, given):
+            return
         bits = self._check_moves()
         if self.complete:
             self._check_productive()
@@ -132,6 +140,54 @@ class PushdownTable:
             raise ValueError(f"nullable, follow and can_end must have shapes ({r},), "
                              f"({r}, 256), ({r},)")
         return facts
+
+    def _extends(self, prior: PushdownTable, given: tuple[np.ndarray, ...]) -> bool:
+        """Whether this table is `prior` with states (of rules `prior` has not built) appended,
+        checked in time linear in those states: `prior`'s rows, calls and facts first (at once
+        for arrays that are `prior`'s own rows, `RowArena`), and the appended rows valid on
+        their own, as the table of the rules they build (moves stay inside their rule, so
+        the two parts cannot reach each other). The facts stay the compiler's, also once the
+        extension builds the last rule (the tests check them against the derived ones).
+        False: not such an extension (nothing set)."""
+        if not isinstance(prior, PushdownTable) or prior.source is None or (
+                self.source is None and not self.complete):
+            return False
+        n0, m0, n = prior.n_states, len(prior.call_rule), self.n_states
+        tokens = None if self.rule_tokens is None else \
+            checked_array(self.rule_tokens, np.int32, "rule_tokens", 1)
+        relax = None if self.relax is None else checked_array(self.relax, np.int32, "relax", 1)
+        built = prior.rule_start >= 0
+        if n <= n0 or tokens is None or relax is None or relax.shape != (n,) or not (
+                self.rule_names == prior.rule_names and self.start_rule == prior.start_rule
+                and np.array_equal(self.byte_class, prior.byte_class)
+                and np.array_equal(tokens, prior.rule_tokens)
+                and all(same_prefix(a, b) for a, b in zip(given, (
+                    prior.nullable, prior.follow, prior.can_end)))
+                and all(same_prefix(getattr(self, f), getattr(prior, f)) for f in (
+                    "transitions", "accepting", "state_rule", "call_offsets", "call_rule",
+                    "call_next"))
+                and same_prefix(relax, prior.relax)
+                and np.array_equal(self.rule_start[built], prior.rule_start[built])
+                and ((self.rule_start[~built] < 0) | (self.rule_start[~built] >= n0)).all()):
+            return False
+        new = np.flatnonzero(self.rule_start >= n0)
+
+        def shifted(a: np.ndarray) -> np.ndarray:
+            # Indices of appended states from 0; one into `prior`'s states out of range.
+            return np.where(a < 0, a, np.where(a >= n0, a - n0, n - n0)).astype(np.int32)
+
+        PushdownTable(  # raises ValueError where the appended rows break an invariant
+            self.byte_class, shifted(self.transitions[n0:]), self.accepting[n0:],
+            self.call_offsets[n0:] - np.int32(m0), self.call_rule[m0:],
+            shifted(self.call_next[m0:]), self.state_rule[n0:],
+            np.where(self.rule_start >= n0, self.rule_start - n0, -1).astype(np.int32),
+            int(new[0]), self.rule_names, tokens, shifted(relax[n0:]),
+            given[0], given[1], given[2], prior.source)
+        for name, a in zip(("nullable", "follow", "can_end"), given):
+            object.__setattr__(self, name, immutable(a))
+        object.__setattr__(self, "rule_tokens", tokens)
+        object.__setattr__(self, "relax", relax)
+        return True
 
     def kernel_args(self) -> tuple[np.ndarray, ...]:
         """`g`, the table's arrays as the Earley kernels take them (`earley.py`); `relax`

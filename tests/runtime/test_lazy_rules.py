@@ -1,7 +1,8 @@
 """Rule automata built as matchers reach them (`runtime/pushdown/assembly.py`) against the
 same rules built whole: bit-identical masks along walks on random grammars, the test
 grammars and schemas; the compiler's facts (`lowering/rule_facts.py`) equal to those the
-complete table derives (checked by `PushdownTable` itself); the state budget is an error at
+complete table derives (a table built from its arrays derives them and checks the given ones
+equal: an extension keeps the compiler's); the state budget is an error at
 the step that passes it, leaving the matcher as it was; a lazily built table shared by threads
 and pickled whole."""
 from __future__ import annotations
@@ -34,6 +35,7 @@ from grammask.runtime import (
 )
 from grammask.runtime.pushdown import assembly
 from grammask.runtime.pushdown.assembly import RuleAutomaton, assemble, extended
+from grammask.runtime.pushdown.table import PushdownTable
 
 from ..support.budget import examples
 from ..support.cfg_strategies import grammars
@@ -51,7 +53,12 @@ def lazy_and_whole(compile_lazy) -> tuple[CompiledGrammar, CompiledGrammar]:  # 
     lazy, other = compile_lazy(), compile_lazy()
     if other.pushdown is None:
         return lazy, other
-    whole = CompiledGrammar(other.vocab, pushdown=other.automaton, source=other.source,
+    t = other.automaton
+    rederived = PushdownTable(t.byte_class, t.transitions, t.accepting, t.call_offsets,
+                              t.call_rule, t.call_next, t.state_rule, t.rule_start,
+                              t.start_rule, t.rule_names, t.rule_tokens, t.relax,
+                              t.nullable, t.follow, t.can_end)
+    whole = CompiledGrammar(other.vocab, pushdown=rederived, source=other.source,
                             named_tokens=other.named_tokens)
     assert whole.pushdown is not None and whole.pushdown.complete
     return lazy, whole
