@@ -341,3 +341,19 @@ def test_grammars_and_schemas_byte_partition_refines_every_rule() -> None:
             _partition_refines_every_rule(table)
             checked += 1
     assert checked >= 20
+
+
+def test_a_large_recursive_schema_with_marked_rules_keeps_its_rules_at_once() -> None:
+    """Marked rules (a long string's chunks) do not make a large recursive grammar try
+    inlining first; a raised `max_inline_states` still asks for the attempt, whose table
+    gives the same masks."""
+    schema = {"type": "object", "properties": {
+        **{f"p{i}": {"type": "string"} for i in range(40)},
+        "child": {"$ref": "#"}, "text": {"type": "string", "maxLength": 1000}}}
+    vocab = small_vocabulary()
+    kept = compile_json_schema(schema, vocab)
+    assert "since the grammar is large" in kept.notes[0]
+    tried = compile_json_schema(schema, vocab, limits=Limits(max_inline_states=100_000))
+    assert "since the grammar is large" not in tried.notes[0]
+    for seed in range(3):
+        same_walks(kept, tried, seed, 40)
