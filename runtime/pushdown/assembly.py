@@ -18,9 +18,10 @@ Rules built ahead of need count in the budget like the others, so a grammar whos
 together pass `max_pushdown_states` may meet it sooner than its walks alone would, and near
 that bound extensions add one needed rule at a time. A rule with a token bound
 (`rule_tokens`) is placed followed by its relaxed copy (`PushdownTable.relax`, `_relaxed`).
-The table's state numbers never change (rules are appended): an extension writes the rows of its new rules after the prior table's, in the
-same buffers (`arrays.RowArena`, whose prefixes never change), and the new table checks only
-those rows (`PushdownTable._extends`), so an extension costs its new rules, not the table.
+The table's state numbers never change (rules are appended): an extension writes the rows of
+its new rules after the prior table's, in the same buffers (`arrays.RowArena`, whose prefixes
+never change), and the new table checks only those rows (`PushdownTable._extends`), so an
+extension costs its new rules, not the table.
 Its byte classes may be refined, which re-maps the columns of the rules already in it, a
 gather of the whole table. So an extension that refines a large table also refines it by the
 source's partition (`RuleSource.byte_partition`: bytes no rule of the grammar tells apart),
@@ -194,8 +195,8 @@ def assemble(automata: Mapping[int, RuleAutomaton], rule_names: tuple[str, ...],
         calls = a.transitions[:, own:]
         s, j = np.nonzero(calls >= 0)
         sources.append(s + base)
-        callees.append(a.called[j].astype(np.int32))
-        targets.append((calls[s, j] + base).astype(np.int32))
+        callees.append(a.called[j])
+        targets.append(calls[s, j] + base)
         rule_start[r] = base
         base += m
     counts = np.bincount(_joined(sources, np.int32) - offset, minlength=base - offset)
