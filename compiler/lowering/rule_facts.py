@@ -15,8 +15,9 @@ the first bytes and nullability of what follows them: `_Summarized` reads them f
 `_OnDemand` computes only what the walk asks (`FirstBytes`), entering only the nodes that
 lead to a kept rule: the facts of a lazily built table (`assembly.py`), needed for every rule
 before most rules are built, then cost the walk of the few bodies that call kept rules (a
-dispatch over 128 tools), not a summary of every node. A table whose rules are all built
-derives these facts from its automata and checks them against these.
+dispatch over 128 tools), not a summary of every node. A table built whole derives these
+facts from its automata and checks them against these; one extended rule by rule keeps them
+(`PushdownTable`), and the tests rebuild its complete form to check them.
 
 Byte sets are 256-bit Python ints (as in `summaries.py`).
 """
@@ -120,7 +121,7 @@ def _follows(grammar: Grammar, walked: list[str], facts: _Facts
     callee) tail calls among them); each body walked once, references to other rules not
     entered."""
     rules = grammar.by_name
-    keep = set(walked)
+    targets = set(walked)
     follow = dict.fromkeys(walked, 0)
     tails: list[tuple[str, str]] = []
     for name in walked:
@@ -136,7 +137,7 @@ def _follows(grammar: Grammar, walked: list[str], facts: _Facts
                 continue
             seen.add((id(n), after, tail))
             if isinstance(n, RuleRef):
-                if n.name in keep:
+                if n.name in targets:
                     follow[n.name] |= after
                     if tail:
                         tails.append((name, n.name))
