@@ -20,11 +20,15 @@ cache. Compiling them all costs about 25 s on a fresh machine, while the first g
 process compiles (a regex, a schema of a few properties) take them milliseconds as Python. A
 tiered kernel compiles once its input is over `INTERPRET_MAX_ELEMENTS` array elements or it
 has run `INTERPRET_BUDGET_S` seconds as Python (so a busy process pays at most twice the
-compile time it saves), or at once when the cache holds it. As Python, a kernel calls the
-Python functions of the kernels it calls, under `np.errstate(all="raise")`: where numpy's
-integer semantics part from Numba's (an int32 outgrowing int32, which Numba computes in int64;
-a wrap-around), the call is undone and the compiled kernel runs, so both tiers give the same
-results (`tests/runtime/test_jit.py`). Kernels that fill masks always compile.
+compile time it saves). When the cache holds it, loading it still costs 5 to 30 ms (and
+Numba's first load in a process about 0.2 s more), while a small grammar's inputs take it well
+under a millisecond as Python: on inputs of at most `INTERPRET_CACHED_ELEMENTS` elements it
+runs as Python for its first `INTERPRET_CACHED_S` seconds, then loads (a process that
+compiles one small regex loads none of the dozen kernels that build it). As Python, a
+kernel calls the Python functions of the kernels it calls, under `np.errstate(all="raise")`:
+where numpy's integer semantics part from Numba's (an int32 outgrowing int32, which Numba
+computes in int64; a wrap-around), the call is undone and the compiled kernel runs, so both
+tiers give the same results (`tests/runtime/test_jit.py`). Kernels that fill masks always compile.
 
 Cache freshness: Numba keys a cached kernel by its own source file's time stamp and its own
 bytecode, but a kernel's machine code also holds the kernels it calls or inlines, often from
@@ -115,6 +119,11 @@ in all (larger inputs compile it at once); environment variable
 INTERPRET_BUDGET_S = _setting("GRAMMASK_JIT_INTERPRET_S", 0.25)
 """...and while it has run as Python for less than this many seconds in this process
 (`GRAMMASK_JIT_INTERPRET_S`; 0 compiles every kernel on first use)."""
+INTERPRET_CACHED_ELEMENTS = min(INTERPRET_MAX_ELEMENTS, 2_000)
+INTERPRET_CACHED_S = min(INTERPRET_BUDGET_S, 0.01)
+"""A tiered kernel runs as Python on inputs of at most `INTERPRET_CACHED_ELEMENTS` elements
+for this long before it looks for itself in the cache: about what loading one kernel costs,
+so that a process pays at most twice the load (the settings above bound both)."""
 
 
 def _sources_stamp() -> str:
@@ -194,9 +203,14 @@ class _Declared(CPUDispatcher):  # type: ignore[misc]
         return True
 
     def _as_python(self, args: tuple[Any, ...]) -> bool:
-        if not self.tiered or self.interpreted_s >= INTERPRET_BUDGET_S or self._load_cached():
+        if not self.tiered:
             return False
-        return sum(a.size for a in _arrays(args)) <= INTERPRET_MAX_ELEMENTS
+        size = sum(a.size for a in _arrays(args))
+        if size <= INTERPRET_CACHED_ELEMENTS and self.interpreted_s < INTERPRET_CACHED_S:
+            return True  # cheaper than loading it from the cache
+        if size > INTERPRET_MAX_ELEMENTS or self.interpreted_s >= INTERPRET_BUDGET_S:
+            return False
+        return not self._load_cached()
 
     def python(self) -> Callable[..., Any]:
         """The kernel's Python function, calling the Python functions of the kernels it calls."""
