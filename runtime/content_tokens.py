@@ -24,7 +24,7 @@ import numpy as np
 from numba.types import boolean, int32, int64, uint8, uint32
 
 from .jit import A, R, kernel
-from .vocab.trie import TokenTrie, common_prefix_lengths, next_shorter_prefix
+from .vocab.trie import TokenTrie, common_prefix_lengths, trie_index
 
 _KERNEL = dict(cache=True, nogil=True)
 
@@ -297,11 +297,6 @@ class ContentSplit:
         return row, int(n_known), level, plan_slices(good, self.byte_start, level.rest_byte_start)
 
 
-def _first_byte_starts(trie: TokenTrie) -> np.ndarray:
-    first = trie.data[trie.offsets[:-1]] if trie.n_tokens else np.zeros(0, dtype=np.uint8)
-    return np.searchsorted(first, np.arange(257), side="left").astype(np.int64)
-
-
 def _subtrie(trie: TokenTrie, position: np.ndarray) -> TokenTrie:
     """The trie of the tokens at `position` (ascending) of `trie`."""
     lengths = np.diff(trie.offsets)[position]
@@ -324,10 +319,9 @@ def _level(trie: TokenTrie, chars: np.ndarray, limit: int, n_words: int,
     position = np.flatnonzero(~known).astype(np.int32)
     rest = _subtrie(trie, position)
     known_at = np.flatnonzero(known)
-    skip = np.empty(rest.n_tokens, dtype=np.int32)
-    next_shorter_prefix(rest.lcp, skip)
     return ContentLevel(limit, np.packbits(bits, bitorder="little").view(np.uint32),
-                        len(known_at), rest, position, _first_byte_starts(rest), skip,
+                        len(known_at), rest, position, trie_index(rest)[1],
+                        trie_index(rest)[0],
                         trie.ids[known_at].astype(np.int32),
                         np.searchsorted(known_at, byte_start).astype(np.int64))
 
@@ -342,7 +336,7 @@ def content_split(trie: TokenTrie, n_words: int) -> ContentSplit:
     if split is not None and len(split.levels[0].row) == n_words:
         return split
     chars = content_tokens(trie.data, trie.offsets, MULTIBYTE)
-    byte_start = _first_byte_starts(trie)
+    byte_start = trie_index(trie)[1]
     split = ContentSplit(trie, byte_start, tuple(_level(trie, chars, limit, n_words, byte_start)
                                                  for limit in LEVELS))
     _SPLITS[trie] = split

@@ -40,42 +40,58 @@ def longest_match(transitions, byte_class, accepting, start, data, begin):  # ty
     return last
 
 
-@kernel(R(int32, 2), R(int32), int32, R(uint8), R(int64), R(int32), R(int32), int64, R(int64),
-        int64, A(uint32))
-def trie_token_row(transitions, byte_class, state, data, offsets, lcp, ids, max_len, cost, bound,  # type: ignore[no-untyped-def]
-                   row):
-    """Set in `row` (uint32 bitmask words) the bit of every trie token whose bytes walk from
-    `state` without dying, to a state s with cost[s] <= bound when `bound` >= 0 (a token
-    budget: `completion.py`; `cost` is then one per state); return how many were set.
+@kernel(R(int32, 2), R(int32), int32, R(uint8), R(int64), R(int32), R(int32), R(int64), R(int32),
+        int64, int64, int64, R(int64), int64, A(uint32))
+def trie_token_row(transitions, byte_class, state, data, offsets, lcp, skip, byte_start, ids,  # type: ignore[no-untyped-def]
+                   first, end, max_len, cost, bound, row):
+    """Set in `row` (uint32 bitmask words) the bit of every trie token first..end-1 whose
+    bytes walk from `state` without dying, to a state s with cost[s] <= bound when `bound` >=
+    0 (a token budget: `completion.py`; `cost` is then one per state); return how many were
+    set.
 
-    A depth-first walk of the sorted trie: states of the shared prefix are reused, and a token
-    extending a prefix that already died is rejected without reading its bytes. Relies on the
-    `TokenTrie` invariants (`lcp[i]` and every length at most `max_len`, offsets within `data`)
-    and on `row` covering every id (`TokenTrie.check_ids`).
+    A depth-first walk of the sorted trie, one run of tokens with the same first byte after
+    the other (`byte_start`), skipping the runs whose first byte dies at once: states of the
+    shared prefix are reused, and the tokens that extend a prefix that already died are
+    skipped together (`skip` is `next_shorter_prefix` of lcp: tokens i..skip[i]-1 share the
+    first lcp[i] bytes of token i - 1). So a state that allows few tokens costs about the
+    bytes of those, not a step per token. Relies on the `TokenTrie` invariants (`lcp[i]` and
+    every length at most `max_len`, offsets within `data`, skip[i] > i) and `trie_index`'s,
+    first <= end <= the token count, and on `row` covering every id (`TokenTrie.check_ids`).
     """
-    m = len(lcp)
     stack = np.empty(max_len + 1, dtype=np.int32)
     stack[0] = state
-    good = 0
     count = 0
-    for i in range(m):
-        p = lcp[i]
-        if p > good:
+    if first >= end:
+        return 0
+    for b in range(data[offsets[first]], 256):
+        if byte_start[b] >= end:
+            break
+        i = max(byte_start[b], first)
+        run_end = min(byte_start[b + 1], end)
+        if i >= run_end or transitions[state, byte_class[b]] < 0:
             continue
-        begin = offsets[i]
-        length = offsets[i + 1] - begin
-        s = stack[p]
-        while p < length:
-            s = transitions[s, byte_class[data[begin + p]]]
-            if s < 0:
-                break
-            p += 1
-            stack[p] = s
-        good = p
-        if p == length and (bound < 0 or cost[s] <= bound):
-            t = ids[i]
-            row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
-            count += 1
+        good = 0
+        run_start = i
+        while i < run_end:
+            p = lcp[i] if i > run_start else 0
+            if p > good:
+                i = min(skip[i], run_end)
+                continue
+            begin = offsets[i]
+            length = offsets[i + 1] - begin
+            s = stack[p]
+            while p < length:
+                s = transitions[s, byte_class[data[begin + p]]]
+                if s < 0:
+                    break
+                p += 1
+                stack[p] = s
+            good = p
+            if p == length and (bound < 0 or cost[s] <= bound):
+                t = ids[i]
+                row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+                count += 1
+            i += 1
     return count
 
 

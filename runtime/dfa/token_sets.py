@@ -23,7 +23,7 @@ from ..arrays import immutable
 from ..bitmask import bitmask_words, ids_to_row
 from ..content_tokens import content_split
 from ..row_kernels import array_hash, differing_words
-from ..vocab.trie import TokenTrie, token_trie
+from ..vocab.trie import TokenTrie, token_trie, trie_index
 from ..vocab.vocabulary import Vocabulary
 from .kernels import trie_token_row
 from .table import DFATable
@@ -66,6 +66,7 @@ class DFATokenSets:
         self.vocab = vocab
         self.trie: TokenTrie = token_trie(vocab, named)
         self.trie.check_ids(vocab.size)
+        self.skip, self.byte_start = trie_index(self.trie)
         self.n_words = bitmask_words(vocab.size)
         self.zero_row = immutable(np.zeros(self.n_words, dtype=np.int32))
         self.base_row = _base_row(self.trie, self.n_words)
@@ -87,9 +88,10 @@ class DFATokenSets:
                                                                                      state)
         words = np.zeros(self.n_words, dtype=np.uint32) if known is None else known
         for which, a, b in slices.tolist():
-            t = self.trie if which == 0 else level.rest
-            n_allowed += trie_token_row(tr, bc, np.int32(state), t.data, t.offsets[a:b + 1],
-                                        t.lcp[a:b], t.ids[a:b], t.max_len, NO_COST, -1, words)
+            t, skip, starts = (self.trie, self.skip, self.byte_start) if which == 0 else (
+                level.rest, level.rest_skip, level.rest_byte_start)
+            n_allowed += trie_token_row(tr, bc, np.int32(state), t.data, t.offsets, t.lcp, skip,
+                                        starts, t.ids, a, b, t.max_len, NO_COST, -1, words)
         row = words.view(np.int32)
         if self.dfa.accepting[state]:
             row |= self.eos_row
@@ -109,7 +111,8 @@ class DFATokenSets:
         words = np.zeros(self.n_words, dtype=np.uint32)
         t = self.trie
         trie_token_row(self.dfa.transitions, self.dfa.byte_class, np.int32(state), t.data,
-                       t.offsets, t.lcp, t.ids, t.max_len, cost, bound, words)
+                       t.offsets, t.lcp, self.skip, self.byte_start, t.ids, 0, t.n_tokens,
+                       t.max_len, cost, bound, words)
         row = words.view(np.int32)
         if self.dfa.accepting[state]:
             row |= self.eos_row

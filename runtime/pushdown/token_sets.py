@@ -32,7 +32,7 @@ import numpy as np
 from ..bitmask import bitmask_words
 from ..content_tokens import content_split
 from ..row_kernels import array_hash, differing_words, write_patches
-from ..vocab.trie import TokenTrie, next_shorter_prefix, token_trie
+from ..vocab.trie import TokenTrie, token_trie, trie_index
 from ..vocab.vocabulary import Vocabulary
 from .assembly import complete, extended
 from .budget import candidate_buffers, within_cost
@@ -90,9 +90,7 @@ def _trie_arrays(trie: TokenTrie, n_words: int) -> tuple[np.ndarray, np.ndarray,
     if cached is None or len(cached[0]) != n_words:
         bits = np.zeros(32 * n_words, dtype=np.bool_)
         bits[trie.ids] = True
-        skip = np.empty(trie.n_tokens, dtype=np.int32)
-        next_shorter_prefix(trie.lcp, skip)
-        cached = (np.packbits(bits, bitorder="little").view(np.uint32), skip,
+        cached = (np.packbits(bits, bitorder="little").view(np.uint32), trie_index(trie)[0],
                   np.arange(trie.n_tokens, dtype=np.int32))
         _PER_TRIE[trie] = cached
     return cached

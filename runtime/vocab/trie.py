@@ -183,6 +183,23 @@ def _distinct(ids: np.ndarray) -> bool:
 
 
 _TRIES: "weakref.WeakKeyDictionary[TokenSpelling, TokenTrie]" = weakref.WeakKeyDictionary()
+_INDEXES: "weakref.WeakKeyDictionary[TokenTrie, tuple[np.ndarray, np.ndarray]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def trie_index(trie: TokenTrie) -> tuple[np.ndarray, np.ndarray]:
+    """(skip, byte_start) of `trie`, computed once per trie and never written (kept writeable,
+    so that every kernel sees one array type): `skip` (int32 per token) is `next_shorter_prefix`
+    of its lcp; the tokens that start with byte b are byte_start[b]:byte_start[b + 1]
+    (int64[257])."""
+    index = _INDEXES.get(trie)
+    if index is None:
+        skip = np.empty(trie.n_tokens, dtype=np.int32)
+        next_shorter_prefix(trie.lcp, skip)
+        first = trie.data[trie.offsets[:-1]] if trie.n_tokens else np.zeros(0, dtype=np.uint8)
+        byte_start = np.searchsorted(first, np.arange(257), side="left").astype(np.int64)
+        index = _INDEXES[trie] = (skip, byte_start)
+    return index
 
 
 def token_trie(vocab: Vocabulary, named: tuple[int, ...] = ()) -> TokenTrie:
