@@ -26,6 +26,28 @@ def differing_words(words, base):  # type: ignore[no-untyped-def]
     return n_zero, n_base
 
 
+@kernel(R(uint32), R(uint32), int64)
+def row_patch(words, base, most):  # type: ignore[no-untyped-def]
+    """`words` as a default row and patches, in one pass per array made: (default, index,
+    value) with default 0 (the zero row) or 1 (`base`), whichever `words` differs from in
+    fewer words, and index (int64, ascending) and value (uint32) the words that differ; or
+    (2, empty, empty) when that is more than `most` words (a row of its own pays then)."""
+    n_zero, n_base = differing_words(words, base)
+    against_base = n_base < n_zero
+    n = n_base if against_base else n_zero
+    if n > most:
+        return 2, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint32)
+    index = np.empty(n, dtype=np.int64)
+    value = np.empty(n, dtype=np.uint32)
+    k = 0
+    for i in range(len(words)):
+        if words[i] != (base[i] if against_base else np.uint32(0)):
+            index[k] = i
+            value[k] = words[i]
+            k += 1
+    return 1 if against_base else 0, index, value
+
+
 @kernel(R(uint32), R(uint32), boolean, A(uint32, 2), int64)
 def write_patches(words, base, against_base, patches, at):  # type: ignore[no-untyped-def]
     """Write (index, value) of each word of `words` that differs from `base` (from zero unless

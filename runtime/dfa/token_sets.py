@@ -21,8 +21,8 @@ import numpy as np
 
 from ..arrays import immutable
 from ..bitmask import bitmask_words, ids_to_row
-from ..content_tokens import content_split
-from ..row_kernels import array_hash, differing_words
+from ..content_tokens import ContentSplit, content_split
+from ..row_kernels import array_hash, row_patch
 from ..vocab.trie import TokenTrie, token_trie, trie_index
 from ..vocab.vocabulary import Vocabulary
 from .kernels import trie_token_row
@@ -30,6 +30,10 @@ from .table import DFATable
 
 NO_COST = np.zeros(1, dtype=np.int64)
 """The `cost` of `trie_token_row` without a bound."""
+BASE_ROW, OWN_ROW = 1, 2
+"""`row_patch`'s defaults besides the zero row (0)."""
+_NO_INDEX = immutable(np.zeros(0, dtype=np.intp))
+_NO_VALUE = immutable(np.zeros(0, dtype=np.int32))
 
 _BASE_ROWS: "weakref.WeakKeyDictionary[TokenTrie, np.ndarray]" = weakref.WeakKeyDictionary()
 
@@ -73,6 +77,7 @@ class DFATokenSets:
         self.eos_row = immutable(ids_to_row(vocab.eos_token_ids, self.n_words))
         # Past this many differing words a scatter costs more than copying a row of its own.
         self.max_patch_words = max(64, self.n_words // 16)
+        self._split: ContentSplit | None = None
         self._rows: list[StateTokens | None] = [None] * dfa.n_states
         # Per state, where its stored row lies (`copy_rows`): the addresses of the default
         # row, patch indices and values, and the patch count; zeros until computed.
@@ -84,25 +89,25 @@ class DFATokenSets:
     def compute(self, state: int) -> StateTokens:
         """The token set of `state`, computed now and not stored (`get` stores it)."""
         tr, bc = self.dfa.transitions, self.dfa.byte_class
-        known, n_allowed, level, slices = content_split(self.trie, self.n_words).plan(tr, bc,
-                                                                                     state)
+        if self._split is None:
+            self._split = content_split(self.trie, self.n_words)
+        known, n_allowed, level, slices = self._split.plan(tr, bc, state)
         words = np.zeros(self.n_words, dtype=np.uint32) if known is None else known
         for which, a, b in slices.tolist():
             t, skip, starts = (self.trie, self.skip, self.byte_start) if which == 0 else (
                 level.rest, level.rest_skip, level.rest_byte_start)
             n_allowed += trie_token_row(tr, bc, np.int32(state), t.data, t.offsets, t.lcp, skip,
                                         starts, t.ids, a, b, t.max_len, NO_COST, -1, words)
-        row = words.view(np.int32)
         if self.dfa.accepting[state]:
-            row |= self.eos_row
+            words |= self.eos_row.view(np.uint32)
             n_allowed += len(self.vocab.eos_token_ids)
-        n_zero, n_base = differing_words(words, self.base_row.view(np.uint32))
-        if min(n_zero, n_base) > self.max_patch_words:
-            return StateTokens(self._shared_row(row), immutable(np.zeros(0, np.intp)),
-                               immutable(np.zeros(0, np.int32)), int(n_allowed))
-        default = self.base_row if n_base < n_zero else self.zero_row
-        idx = np.flatnonzero(row != default).astype(np.intp)
-        return StateTokens(default, immutable(idx), immutable(row[idx]), int(n_allowed))
+        default, index, value = row_patch(words, self.base_row.view(np.uint32),
+                                          self.max_patch_words)
+        if default == OWN_ROW:
+            return StateTokens(self._shared_row(words.view(np.int32)), _NO_INDEX, _NO_VALUE,
+                               int(n_allowed))
+        return StateTokens(self.base_row if default == BASE_ROW else self.zero_row,
+                           immutable(index), immutable(value.view(np.int32)), int(n_allowed))
 
     def bounded(self, state: int, cost: np.ndarray, bound: int) -> np.ndarray:
         """The row of `state` (int32 words, immutable, not stored) keeping only the tokens

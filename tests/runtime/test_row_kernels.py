@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.runtime.content_tokens import known_row, plan_slices
-from grammask.runtime.row_kernels import array_hash, differing_words, write_patches
+from grammask.runtime.row_kernels import array_hash, differing_words, row_patch, write_patches
 
 words_strategy = st.lists(st.integers(0, 2**32 - 1) | st.just(0), min_size=1, max_size=80)
 
@@ -28,6 +28,17 @@ def test_differing_words_and_patches_match_numpy(values: list[int], rng) -> None
         assert (patches[2:2 + len(idx), 0] == idx).all()
         assert (patches[2:2 + len(idx), 1] == words[idx]).all()
         assert (patches[:2] == 7).all() and (patches[2 + len(idx):] == 7).all()
+    for most in (0, 3, len(words)):
+        default, index, value = row_patch(words, base, most)
+        n_zero, n_base = np.count_nonzero(words), np.count_nonzero(words != base)
+        if min(n_zero, n_base) > most:
+            assert default == 2 and len(index) == len(value) == 0
+            continue
+        assert default == (1 if n_base < n_zero else 0)
+        rebuilt = (base if default else np.zeros_like(words)).copy()
+        rebuilt[index] = value
+        assert (rebuilt == words).all() and len(index) == min(n_zero, n_base)
+        assert index.dtype == np.int64 and (np.diff(index) > 0).all()
 
 
 @settings(max_examples=200, deadline=None)
