@@ -99,15 +99,16 @@ def _chain_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, pe
 
 
 @kernel(GRAMMAR, ENGINE, int32, R(boolean, 2), Tuple((R(uint8), R(int64), R(int32), A(int32),
-        R(int32), R(uint8), R(int64), R(int32), A(int32), R(int32), A(int32))), R(int64, 2),
+        R(int32), A(int64), R(uint8), R(int64), R(int32), A(int32), R(int32), A(int64), A(int32))),
+        R(int64, 2),
         A(boolean), A(int64, 2), A(uint32), A(int32), nrt=False)
 def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, uncertain):  # type: ignore[no-untyped-def]
     """Walk the tokens of `slices` from root item (state, -1): set accepted tokens' bits in
     `row` (uint32 words), write the uncertain ones' positions in the first trie to `uncertain`
     (ascending); return (accepted, uncertain) counts, or (OVERFLOW, 0) when `e` must grow.
 
-    `tries` is (data, offsets, lcp, skip, ids) of two tries, then the positions in the first
-    of the second's tokens (ascending); `skip` is `next_shorter_prefix` of each lcp. A row
+    `tries` is (data, offsets, lcp, skip, ids, byte_start) of two tries (`trie_index`), then
+    the positions in the first of the second's tokens (ascending). A row
     (which, begin, end) of `slices` walks tokens begin..end of trie `which` (0 or 1), whose
     first bytes no token before `begin` has (so lcp[begin] is 0); the slices come in trie
     order. `popok` (bool) and `chain` (int64[:, 3]) are scratch of max token length + 2 rows.
@@ -128,15 +129,17 @@ def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, unce
     follow = follows[srule[state]]
     popok[0] = False
     _note_chain(coff, items, sets, counters, chain, 0)
-    position = tries[10]
+    position = tries[12]
     n_acc = 0
     n_unc = 0
     for x in range(slices.shape[0]):
         which, first, end = slices[x, 0], slices[x, 1], slices[x, 2]
         if which == 0:
-            data, offsets, lcp, skip, ids = tries[0], tries[1], tries[2], tries[3], tries[4]
+            data, offsets, lcp, skip, ids, starts = (tries[0], tries[1], tries[2], tries[3],
+                                                     tries[4], tries[5])
         else:
-            data, offsets, lcp, skip, ids = tries[5], tries[6], tries[7], tries[8], tries[9]
+            data, offsets, lcp, skip, ids, starts = (tries[6], tries[7], tries[8], tries[9],
+                                                     tries[10], tries[11])
         good = 0
         dead_uncertain = False
         i = first
@@ -204,6 +207,11 @@ def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, unce
                 if dead_uncertain:
                     uncertain[n_unc] = i if which == 0 else position[i]
                     n_unc += 1
+                elif p == 0:
+                    # Its first byte dies from the root item, surely: so does every token
+                    # that starts with that byte (the rest of its run).
+                    i = min(starts[data[begin] + 1], end)
+                    continue
             i += 1
     counters[N_SETS] = 1
     return n_acc, n_unc

@@ -138,6 +138,7 @@ class PushdownTokenSets:
         self.trie.check_ids(vocab.size)
         self.n_words = bitmask_words(vocab.size)
         self.base_row, self.skip, self._identity = _trie_arrays(self.trie, self.n_words)
+        self.byte_start = trie_index(self.trie)[1]
         self.split = content_split(self.trie, self.n_words)
         self.eos_ids = np.asarray(vocab.eos_token_ids, dtype=np.int64)
         self.max_patch_words = max(64, self.n_words // 16)
@@ -215,10 +216,11 @@ class PushdownTokenSets:
         known, n_known, level, slices = self.split.plan(tr, bc, state)
         words = np.zeros(self.n_words, dtype=np.uint32) if known is None else known
         t = self.trie
-        rest, skip, position = (t, self.skip, self._identity) if level is None else \
-            (level.rest, level.rest_skip, level.rest_position)
-        tries = (t.data, t.offsets, t.lcp, self.skip, t.ids,
-                 rest.data, rest.offsets, rest.lcp, skip, rest.ids, position)
+        rest, skip, starts, position = (t, self.skip, self.byte_start, self._identity) \
+            if level is None else (level.rest, level.rest_skip, level.rest_byte_start,
+                                   level.rest_position)
+        tries = (t.data, t.offsets, t.lcp, self.skip, t.ids, self.byte_start,
+                 rest.data, rest.offsets, rest.lcp, skip, rest.ids, starts, position)
         popok, chain, uncertain = _walk_scratch(t)
         while True:
             # A pass cut short by OVERFLOW set only bits of accepted tokens: kept.
