@@ -319,9 +319,9 @@ def _level(trie: TokenTrie, chars: np.ndarray, limit: int, n_words: int,
     position = np.flatnonzero(~known).astype(np.int32)
     rest = _subtrie(trie, position)
     known_at = np.flatnonzero(known)
+    skip, starts = trie_index(rest)
     return ContentLevel(limit, np.packbits(bits, bitorder="little").view(np.uint32),
-                        len(known_at), rest, position, trie_index(rest)[1],
-                        trie_index(rest)[0],
+                        len(known_at), rest, position, starts, skip,
                         trie.ids[known_at].astype(np.int32),
                         np.searchsorted(known_at, byte_start).astype(np.int64))
 

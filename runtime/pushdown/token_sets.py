@@ -78,19 +78,18 @@ def _walk_scratch(trie: TokenTrie) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return held[1]
 
 
-_PER_TRIE: weakref.WeakKeyDictionary[TokenTrie, tuple[np.ndarray, np.ndarray, np.ndarray]] = \
+_PER_TRIE: weakref.WeakKeyDictionary[TokenTrie, tuple[np.ndarray, np.ndarray]] = \
     weakref.WeakKeyDictionary()
 
 
-def _trie_arrays(trie: TokenTrie, n_words: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(the uint32 row of every token in `trie`, `next_shorter_prefix` of its lcp, the trie
-    positions 0..n-1), shared by every grammar over it and never written (kept writeable so
-    kernels see one array type)."""
+def _trie_arrays(trie: TokenTrie, n_words: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the uint32 row of every token in `trie`, the trie positions 0..n-1), shared by every
+    grammar over it and never written (kept writeable so kernels see one array type)."""
     cached = _PER_TRIE.get(trie)
     if cached is None or len(cached[0]) != n_words:
         bits = np.zeros(32 * n_words, dtype=np.bool_)
         bits[trie.ids] = True
-        cached = (np.packbits(bits, bitorder="little").view(np.uint32), trie_index(trie)[0],
+        cached = (np.packbits(bits, bitorder="little").view(np.uint32),
                   np.arange(trie.n_tokens, dtype=np.int32))
         _PER_TRIE[trie] = cached
     return cached
@@ -137,8 +136,8 @@ class PushdownTokenSets:
         self.trie: TokenTrie = token_trie(vocab, named)
         self.trie.check_ids(vocab.size)
         self.n_words = bitmask_words(vocab.size)
-        self.base_row, self.skip, self._identity = _trie_arrays(self.trie, self.n_words)
-        self.byte_start = trie_index(self.trie)[1]
+        self.base_row, self._identity = _trie_arrays(self.trie, self.n_words)
+        self.skip, self.byte_start = trie_index(self.trie)
         self.split = content_split(self.trie, self.n_words)
         self.eos_ids = np.asarray(vocab.eos_token_ids, dtype=np.int64)
         self.max_patch_words = max(64, self.n_words // 16)
