@@ -22,9 +22,9 @@ tiered kernel compiles once its input is over `INTERPRET_MAX_ELEMENTS` array ele
 has run `INTERPRET_BUDGET_S` seconds as Python (so a busy process pays at most twice the
 compile time it saves). When the cache holds it, loading it still costs 5 to 30 ms (and
 Numba's first load in a process about 0.2 s more), while a small grammar's inputs take it well
-under a millisecond as Python: on inputs of at most `INTERPRET_CACHED_ELEMENTS` elements it
-runs as Python for its first `INTERPRET_CACHED_S` seconds, then loads (a process that
-compiles one small regex loads none of the dozen kernels that build it). As Python, a
+under a millisecond as Python: its first call, if of at most `INTERPRET_CACHED_ELEMENTS`
+elements, runs as Python, and the next loads it (a process that compiles one small regex
+loads none of the dozen kernels that build it; a busy one pays one small call per kernel). As Python, a
 kernel calls the Python functions of the kernels it calls, under `np.errstate(all="raise")`:
 where numpy's integer semantics part from Numba's (an int32 outgrowing int32, which Numba
 computes in int64; a wrap-around), the call is undone and the compiled kernel runs, so both
@@ -119,11 +119,9 @@ in all (larger inputs compile it at once); environment variable
 INTERPRET_BUDGET_S = _setting("GRAMMASK_JIT_INTERPRET_S", 0.25)
 """...and while it has run as Python for less than this many seconds in this process
 (`GRAMMASK_JIT_INTERPRET_S`; 0 compiles every kernel on first use)."""
-INTERPRET_CACHED_ELEMENTS = min(INTERPRET_MAX_ELEMENTS, 2_000)
-INTERPRET_CACHED_S = min(INTERPRET_BUDGET_S, 0.01)
-"""A tiered kernel runs as Python on inputs of at most `INTERPRET_CACHED_ELEMENTS` elements
-for this long before it looks for itself in the cache: about what loading one kernel costs,
-so that a process pays at most twice the load (the settings above bound both)."""
+INTERPRET_CACHED_ELEMENTS = min(INTERPRET_MAX_ELEMENTS, 2_000) if INTERPRET_BUDGET_S else -1
+"""A tiered kernel in the cache runs its first call as Python when the call's arrays hold at
+most this many elements (about a millisecond as Python; -1 when nothing runs as Python)."""
 
 
 def _sources_stamp() -> str:
@@ -171,6 +169,7 @@ class _Declared(CPUDispatcher):  # type: ignore[misc]
     inlined: bool
     tiered: bool
     interpreted_s: float
+    interpreted_calls: int
     _cache_looked: bool
     _python: Callable[..., Any] | None
 
@@ -206,8 +205,8 @@ class _Declared(CPUDispatcher):  # type: ignore[misc]
         if not self.tiered:
             return False
         size = sum(a.size for a in _arrays(args))
-        if size <= INTERPRET_CACHED_ELEMENTS and self.interpreted_s < INTERPRET_CACHED_S:
-            return True  # cheaper than loading it from the cache
+        if size <= INTERPRET_CACHED_ELEMENTS and not self.interpreted_calls:
+            return True  # a first small call: cheaper as Python than loading it
         if size > INTERPRET_MAX_ELEMENTS or self.interpreted_s >= INTERPRET_BUDGET_S:
             return False
         return not self._load_cached()
@@ -240,6 +239,7 @@ class _Declared(CPUDispatcher):  # type: ignore[misc]
             self.tiered = False
         finally:
             self.interpreted_s += time.perf_counter() - began
+            self.interpreted_calls += 1
         self._declare()
         return self(*args)
 
@@ -305,6 +305,7 @@ def kernel(*signature: types.Type, nrt: bool = True, tiered: bool = False,
         dispatcher.inlined = inline
         dispatcher.tiered = tiered
         dispatcher.interpreted_s = 0.0
+        dispatcher.interpreted_calls = 0
         dispatcher._cache_looked = False
         dispatcher._python = None
         _REGISTRY.append(dispatcher)
