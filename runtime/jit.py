@@ -324,6 +324,7 @@ RUNTIME_KERNEL_MODULES = (
     "grammask.runtime.vocab.trie",
     "grammask.runtime.content_tokens",
     "grammask.runtime.dfa.kernels",
+    "grammask.runtime.pushdown.leo",
     "grammask.runtime.pushdown.earley",
     "grammask.runtime.pushdown.derive",
     "grammask.runtime.pushdown.kernels",

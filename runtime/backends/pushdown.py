@@ -32,8 +32,8 @@ from ..completion import CompletionCosts
 from ..jit import on_threads
 from ..pushdown.budget import WITHIN, candidate_buffers, fill_budget
 from ..pushdown.costs import MEMO_SLOTS, TAIL_SETS, earley_cost
+from ..pushdown.counters import N_SETS
 from ..pushdown.earley import (
-    N_SETS,
     OVERFLOW,
     EarleyArrays,
     RuleNeeded,

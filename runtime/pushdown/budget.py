@@ -32,7 +32,8 @@ from ..completion import UNREACHABLE
 from ..jit import A, R, kernel
 from ..vocab.trie import TokenTrie
 from .costs import COSTS, TAIL_SETS, begin_costs
-from .earley import ENGINE, GRAMMAR, MARK, N_SETS, OVERFLOW, TOKEN, WORK, live_state, start_step
+from .counters import MARK, N_SETS, TOKEN, WORK
+from .earley import ENGINE, GRAMMAR, OVERFLOW, live_state, start_step
 from .kernels import (
     NEED,
     STATUS,
@@ -150,7 +151,7 @@ def within_cost(g, e, state, store, trie, words, row, costs, positions, posbits,
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
     items, sets, per_state, counters = e
     counters[WORK] = 0
-    if start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+    if start_step(tr, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
                   counters, state) == OVERFLOW:
         return OVERFLOW
     costs[4][TAIL_SETS] = 0

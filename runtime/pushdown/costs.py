@@ -30,7 +30,8 @@ from numba.types import Tuple, int32, int64
 
 from ..completion import UNREACHABLE
 from ..jit import A, R, kernel
-from .earley import ENGINE, GRAMMAR, N_SETS
+from .counters import N_SETS
+from .earley import ENGINE, GRAMMAR
 
 TAIL_SETS, MEMO_GEN, RV_GEN, BASE = range(4)
 MEMO_SLOTS = 1024

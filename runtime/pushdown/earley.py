@@ -6,6 +6,9 @@ nullable rules, also steps over the call at once, after Aycock and Horspool) and
 items that reached an accepting state by advancing the callers waiting in their origin set. An
 item whose origin is -1 is a root: completing it marks the set as `popped` (for the start rule,
 the text may end here; for a token-set walk from one state, the walk left that state's rule).
+A completion that heads a chain of tail calls (right recursion through several rules) adds
+only the chain's top, after Leo (`leo.py`): such recursion costs each byte a constant, not one
+completion per level.
 
 State lives in `EarleyArrays` and is only ever appended to or truncated: pushing a byte builds
 one more set after the last, popping drops sets, so rollback and the depth-first token-trie
@@ -51,18 +54,10 @@ from numba.types import Tuple, boolean, int32, int64, uint8
 
 from ..jit import A, R, kernel
 from ..run_limits import RuntimeLimits
+from .counters import GEN, N_ITEMS, N_SETS, NEEDED, SCANNED, TOKEN, UNBOUNDED, WORK, WORK_LIMIT
+from .leo import leo_top, tail_call
 
 OVERFLOW = -1
-
-# counters: number of sets, generation of the set being built (dedup stamps), items in use
-# while building, generation for marking kernel states in fills, the Earley operations of the
-# current step and their bound (past it a kernel stops with OVERFLOW, changing nothing), and
-# the items the last set got by scanning (the first ones of the set; the closure adds the rest),
-# the unbuilt rule that stopped the last step (-1: none), and the index of the token whose
-# bytes are being scanned (token bounds, above).
-N_SETS, GEN, N_ITEMS, MARK, WORK, WORK_LIMIT, SCANNED, NEEDED, TOKEN = range(9)
-UNBOUNDED = 1 << 62
-
 
 class RuleNeeded(Exception):
     """A step predicted `rule`, which the table has not built yet; nothing changed."""
@@ -231,11 +226,14 @@ def add_item(items, per_state, counters, s, origin):  # type: ignore[no-untyped-
     return 1
 
 
-@kernel(R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32), R(boolean), A(int32, 2),
-        A(int32, 2), A(int64, 2), A(int64), int64, nrt=False)
-def close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, k):  # type: ignore[no-untyped-def]
+@kernel(R(int32, 2), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32), R(boolean),
+        A(int32, 2), A(int32, 2), A(int64, 2), A(int64), int64, nrt=False)
+def close_set(tr, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, k):  # type: ignore[no-untyped-def]
     """Predict and complete over set k (items from sets[k, 0] up to the end); set its popped
-    flag and return it, or OVERFLOW."""
+    flag and return it, or OVERFLOW. A completion whose rule has one waiting item in its origin
+    set, whose call is a tail call, adds the top of that chain of tail calls (`leo_top`, after
+    Leo) instead of every complete item along it: a right recursion through several rules then
+    costs each byte a constant, not one completion per level."""
     popped = 0
     j = sets[k, 0]
     while j < counters[N_ITEMS]:
@@ -258,12 +256,29 @@ def close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per
                 counters[WORK] += sets[origin + 1, 0] - sets[origin, 0]
                 if counters[WORK] > counters[WORK_LIMIT]:
                     return OVERFLOW
+                first = -1  # the first waiting item, added once a second one shows
+                to = -1
                 for i in range(sets[origin, 0], sets[origin + 1, 0]):
                     s2 = items[i, 0]
                     for c in range(coff[s2], coff[s2 + 1]):
-                        if crule[c] == q and add_item(items, per_state, counters, cnext[c],
-                                                     items[i, 1]) == OVERFLOW:
-                            return OVERFLOW
+                        if crule[c] == q:
+                            if first == -1:
+                                first, to = i, cnext[c]
+                                continue
+                            if first >= 0 and add_item(items, per_state, counters, to,
+                                                       items[first, 1]) == OVERFLOW:
+                                return OVERFLOW
+                            first = -2
+                            if add_item(items, per_state, counters, cnext[c],
+                                        items[i, 1]) == OVERFLOW:
+                                return OVERFLOW
+                if first >= 0:
+                    if tail_call(tr, acc, coff, cnext, items[first, 0]):
+                        first = leo_top(tr, acc, coff, crule, cnext, srule, items, sets,
+                                        counters, first)
+                        to = cnext[coff[items[first, 0]]]
+                    if add_item(items, per_state, counters, to, items[first, 1]) == OVERFLOW:
+                        return OVERFLOW
         j += 1
     sets[k, 1] = popped
     return popped
@@ -286,9 +301,10 @@ def live_state(relax, rtok, srule, items, sets, i, tok):  # type: ignore[no-unty
     return s
 
 
-@kernel(R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32), R(boolean), A(int32, 2),
-        A(int32, 2), A(int64, 2), A(int64), int32, nrt=False, inline=True)
-def start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, state):  # type: ignore[no-untyped-def]
+@kernel(R(int32, 2), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32),
+        R(boolean), A(int32, 2), A(int32, 2), A(int64, 2), A(int64), int32, nrt=False,
+        inline=True)
+def start_step(tr, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, state):  # type: ignore[no-untyped-def]
     if sets.shape[0] < 2:
         return OVERFLOW
     counters[GEN] += 1
@@ -299,7 +315,7 @@ def start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, pe
     if add_item(items, per_state, counters, state, -1) == OVERFLOW:
         return OVERFLOW
     counters[SCANNED] = 1
-    if close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+    if close_set(tr, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
                  counters, 0) == OVERFLOW:
         return OVERFLOW
     sets[1, 0] = counters[N_ITEMS]
@@ -350,7 +366,7 @@ def push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, r
     if counters[N_ITEMS] == base:
         return 0
     counters[SCANNED] = counters[N_ITEMS] - base
-    if close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+    if close_set(tr, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
                  counters, k) == OVERFLOW:
         return OVERFLOW
     sets[k + 1, 0] = counters[N_ITEMS]
@@ -364,7 +380,7 @@ def earley_start(g, e, state):  # type: ignore[no-untyped-def]
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
     items, sets, per_state, counters = e
     counters[WORK] = 0
-    return start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
+    return start_step(tr, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
                       per_state, counters, state)
 
 

@@ -26,17 +26,11 @@ from numba.types import Tuple, boolean, int32, int64, uint8, uint32
 
 from ..jit import A, R, address, kernel
 from .costs import COSTS, set_cost, set_tails
+from .counters import GEN, MARK, N_ITEMS, N_SETS, SCANNED, TOKEN, WORK
 from .earley import (
     ENGINE,
-    GEN,
     GRAMMAR,
-    MARK,
-    N_ITEMS,
-    N_SETS,
     OVERFLOW,
-    SCANNED,
-    TOKEN,
-    WORK,
     add_item,
     close_set,
     live_state,
@@ -69,9 +63,10 @@ def _note_chain(coff, items, sets, counters, chain, p):  # type: ignore[no-untyp
         chain[p, 0] = -1
 
 
-@kernel(R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32), R(boolean), A(int32, 2),
-        A(int32, 2), A(int64, 2), A(int64), R(int64, 2), int64, boolean, nrt=False, inline=True)
-def _chain_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,  # type: ignore[no-untyped-def]
+@kernel(R(int32, 2), R(boolean), R(int32), R(int32), R(int32), R(int32), R(int32), R(boolean),
+        A(int32, 2), A(int32, 2), A(int64, 2), A(int64), R(int64, 2), int64, boolean, nrt=False,
+        inline=True)
+def _chain_set(tr, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,  # type: ignore[no-untyped-def]
                counters, chain, p, closed):
     """Write set p of a chain: its one item, with its closure when `closed`; OVERFLOW or 1."""
     j = chain[p, 2]
@@ -91,7 +86,7 @@ def _chain_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, pe
     counters[N_ITEMS] = j
     if add_item(items, per_state, counters, chain[p, 0], chain[p, 1]) == OVERFLOW:
         return OVERFLOW
-    if close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+    if close_set(tr, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
                  counters, p) == OVERFLOW:
         return OVERFLOW
     sets[p + 1, 0] = counters[N_ITEMS]
@@ -123,7 +118,7 @@ def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, unce
     only before such a byte."""
     tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
     items, sets, per_state, counters = e
-    if start_step(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+    if start_step(tr, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
                   counters, state) == OVERFLOW:
         return OVERFLOW, 0
     follow = follows[srule[state]]
@@ -160,8 +155,8 @@ def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, unce
                 b = data[begin + p]
                 s = chain[p, 0]
                 if s >= 0 and acc[s] and follows[srule[s], b]:
-                    if _chain_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
-                                  per_state, counters, chain, p, True) == OVERFLOW:
+                    if _chain_set(tr, acc, coff, crule, cnext, srule, rstart, nullable, items,
+                                  sets, per_state, counters, chain, p, True) == OVERFLOW:
                         return OVERFLOW, 0
                     s = -1
                 if s >= 0:
@@ -181,8 +176,8 @@ def classify_tokens(g, e, state, follows, tries, slices, popok, chain, row, unce
                         chain[p + 1, 2] = chain[p, 2]
                         p += 1
                         continue
-                    if _chain_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
-                                  per_state, counters, chain, p, False) == OVERFLOW:
+                    if _chain_set(tr, acc, coff, crule, cnext, srule, rstart, nullable, items,
+                                  sets, per_state, counters, chain, p, False) == OVERFLOW:
                         return OVERFLOW, 0
                 else:
                     popok[p + 1] = popok[p] or (sets[p, 1] == 1 and follow[b])

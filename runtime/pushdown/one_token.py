@@ -33,18 +33,8 @@ from ..arrays import immutable
 from ..jit import R, kernel
 from ..vocab.spelling import MARKER, MAX_REFERENCE_ID
 from ..vocab.vocabulary import Vocabulary
-from .earley import (
-    ENGINE,
-    GEN,
-    GRAMMAR,
-    N_ITEMS,
-    N_SETS,
-    OVERFLOW,
-    SCANNED,
-    WORK,
-    add_item,
-    close_set,
-)
+from .counters import GEN, N_ITEMS, N_SETS, SCANNED, WORK
+from .earley import ENGINE, GRAMMAR, OVERFLOW, add_item, close_set
 
 __all__ = ["OneTokenSteps", "check_one_token", "one_token_steps", "rebuild_last_set"]
 
@@ -117,7 +107,7 @@ def rebuild_last_set(g, e, seeds):  # type: ignore[no-untyped-def]
         if add_item(items, per_state, counters, seeds[i, 0], seeds[i, 1]) == OVERFLOW:
             return OVERFLOW
     counters[SCANNED] = counters[N_ITEMS] - sets[k, 0]
-    if close_set(acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
+    if close_set(tr, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state,
                  counters, k) == OVERFLOW:
         return OVERFLOW
     sets[k + 1, 0] = counters[N_ITEMS]

@@ -37,7 +37,8 @@ from ..vocab.vocabulary import Vocabulary
 from .assembly import complete, extended
 from .budget import candidate_buffers, within_cost
 from .costs import MEMO_SLOTS
-from .earley import NEEDED, OVERFLOW, EarleyArrays
+from .counters import NEEDED
+from .earley import OVERFLOW, EarleyArrays
 from .kernels import (
     BASE,
     DEFAULT,

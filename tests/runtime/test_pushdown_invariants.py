@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grammask.compiler import GrammarError, compile_grammar
+from grammask.compiler import GrammarError, Limits, compile_grammar
 from grammask.compiler.frontends.gbnf import parse_gbnf
 from grammask.compiler.frontends.lark_grammar import parse_lark
 from grammask.compiler.ir.nodes import Grammar
-from grammask.runtime import Matcher, Vocabulary
+from grammask.runtime import Matcher, RuntimeLimits, Vocabulary
 
 from ..support.budget import examples
 from ..support.cfg_strategies import NAMED_GRAMMARS, generated_strings, grammars, sample_string
@@ -31,9 +31,16 @@ GBNF = DATA / "gbnf"
 CORPUS = ["arithmetic", "c", "json", "json_arr"]
 
 
-def compiled_small(grammar: Grammar):  # type: ignore[no-untyped-def]
+KEPT = Limits(max_inline_states=1)
+"""The least inlining budget: every rule that uses another stays a rule (small leaves are
+inlined), so right recursion runs through chains of tail calls among kept rules, which the
+recognizer shortcuts (`runtime/pushdown/leo.py`)."""
+
+
+def compiled_small(grammar: Grammar, limits: Limits | None = None):  # type: ignore[no-untyped-def]
     try:
-        return compile_grammar(grammar, small_vocabulary(), kind="pushdown")
+        return compile_grammar(grammar, small_vocabulary(), kind="pushdown",
+                               limits=limits or Limits())
     except GrammarError as exc:
         assert exc.code == "empty-language", exc
         return None
@@ -50,9 +57,10 @@ def expected_mask(ref: ReferenceRecognizer, prefix: bytes) -> set[int]:
     return out
 
 
-def check_walk(grammar: Grammar, rng: random.Random, steps: int) -> None:
+def check_walk(grammar: Grammar, rng: random.Random, steps: int,
+               limits: Limits | None = None) -> None:
     """Mask = brute force at every step of a random constrained walk; a finished walk parses."""
-    compiled = compiled_small(grammar)
+    compiled = compiled_small(grammar, limits)
     if compiled is None:
         return
     ref = ReferenceRecognizer(grammar)
@@ -72,10 +80,11 @@ def check_walk(grammar: Grammar, rng: random.Random, steps: int) -> None:
         prefix += vocab.token_bytes(tid)
 
 
-def check_spelling(grammar: Grammar, text: str, rng: random.Random) -> None:
+def check_spelling(grammar: Grammar, text: str, rng: random.Random,
+                   limits: Limits | None = None) -> None:
     """`text` of the language goes through token by token (random tokenization), every token
     in the mask, EOS allowed exactly at complete prefixes."""
-    compiled = compiled_small(grammar)
+    compiled = compiled_small(grammar, limits)
     assert compiled is not None
     ref = ReferenceRecognizer(grammar)
     vocab = small_vocabulary()
@@ -102,6 +111,54 @@ def test_random_grammars_completeness(grammar: Grammar, rng: random.Random) -> N
     text = sample_string(grammar, rng)
     assert parses(lark_parser(grammar), text), text
     check_spelling(grammar, text, rng)
+
+
+@given(grammars(), st.randoms(use_true_random=False))
+@settings(max_examples=examples(50))
+def test_random_grammars_with_rules_kept(grammar: Grammar, rng: random.Random) -> None:
+    check_walk(grammar, rng, 6, KEPT)
+    check_spelling(grammar, sample_string(grammar, rng), rng, KEPT)
+
+
+TAIL_CHAINS = {
+    # Right recursion through two, three and four kept rules; a chain that reaches the start
+    # rule (EOS at its top); one whose links nest inside brackets; one where a link has two
+    # waiting items, and one where a caller may go on after its call (no shortcut there).
+    "two": 'root ::= list\nlist ::= item rest\nrest ::= "," list | ""\n'
+           'item ::= [a-b] | "(" list ")"',
+    "three": 'root ::= a "."\na ::= "a" b | "a"\nb ::= "b" c\nc ::= "(" a ")" c | "b" a | "b"',
+    "start": 'root ::= "a" other | "a"\nother ::= "b" root | "(" root ")" other',
+    "four": 'root ::= p\np ::= "a" q\nq ::= "b" r | ""\nr ::= "a" s | "(" p ")"\n'
+            's ::= "b" p | "b"',
+    "shared": 'root ::= x | y\nx ::= "a" z\ny ::= "a" z "b"?\nz ::= "a" x | "a" y | "b"',
+    "open": 'root ::= p\np ::= "a" q "c"?\nq ::= "b" p | "b" "(" p ")" p | "b"',
+}
+
+
+@pytest.mark.parametrize("name", sorted(TAIL_CHAINS))
+def test_tail_chains_through_kept_rules(name: str) -> None:
+    grammar = parse_gbnf(TAIL_CHAINS[name])
+    compiled = compiled_small(grammar, KEPT)
+    assert compiled is not None and len(compiled.pushdown.rule_names) >= 2, compiled.notes
+    rng = random.Random(name)
+    for _ in range(examples(6)):
+        check_walk(grammar, rng, 24, KEPT)
+        check_spelling(grammar, sample_string(grammar, rng, max_depth=12), rng, KEPT)
+
+
+def test_right_recursion_through_kept_rules_is_linear() -> None:
+    """20,000 list items through `list -> item rest -> "," list` in one step, with the Earley
+    work bounded by 20 operations per byte (15 with it): without it each item would complete
+    every level below it (about 2 * 10^8 operations)."""
+    vocab = Vocabulary.default()
+    grammar = parse_gbnf(TAIL_CHAINS["two"])
+    compiled = compile_grammar(grammar, vocab, limits=KEPT)
+    assert {"list", "rest"} <= set(compiled.pushdown.rule_names), compiled.notes
+    text = ",".join(["a", "(b,a)"] * 10_000).encode()
+    matcher = Matcher(compiled, limits=RuntimeLimits(max_step_work=20 * len(text)))
+    assert matcher.accept_string(text) and matcher.can_terminate()
+    assert matcher.accept_string(",") and not matcher.can_terminate()
+    assert vocab.encode("b")[0] in mask_of(matcher)
 
 
 @pytest.mark.parametrize("name", sorted(NAMED_GRAMMARS))

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from grammask.compiler import GrammarError, compile_gbnf, compile_grammar
 from grammask.compiler.ir.nodes import Grammar
 from grammask.runtime import Vocabulary
-from grammask.runtime.pushdown.earley import N_SETS, EarleyArrays, earley_start, push_byte
+from grammask.runtime.pushdown.counters import N_SETS
+from grammask.runtime.pushdown.earley import EarleyArrays, earley_start, push_byte
 from grammask.runtime.pushdown.table import PushdownTable
 from grammask.runtime.pushdown.token_sets import PushdownTokenSets
 
