@@ -55,7 +55,7 @@ from numba.types import Tuple, boolean, int32, int64, uint8
 from ..jit import A, R, kernel
 from ..run_limits import RuntimeLimits
 from .counters import GEN, N_ITEMS, N_SETS, NEEDED, SCANNED, TOKEN, UNBOUNDED, WORK, WORK_LIMIT
-from .leo import leo_top, tail_call
+from .leo import leo_top
 
 OVERFLOW = -1
 
@@ -256,29 +256,27 @@ def close_set(tr, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
                 counters[WORK] += sets[origin + 1, 0] - sets[origin, 0]
                 if counters[WORK] > counters[WORK_LIMIT]:
                     return OVERFLOW
-                first = -1  # the first waiting item, added once a second one shows
+                first = -1  # the one waiting item, or -2 for several
                 to = -1
                 for i in range(sets[origin, 0], sets[origin + 1, 0]):
                     s2 = items[i, 0]
                     for c in range(coff[s2], coff[s2 + 1]):
                         if crule[c] == q:
-                            if first == -1:
-                                first, to = i, cnext[c]
-                                continue
-                            if first >= 0 and add_item(items, per_state, counters, to,
-                                                       items[first, 1]) == OVERFLOW:
-                                return OVERFLOW
-                            first = -2
-                            if add_item(items, per_state, counters, cnext[c],
-                                        items[i, 1]) == OVERFLOW:
-                                return OVERFLOW
+                            first, to = (i, cnext[c]) if first == -1 else (-2, -1)
                 if first >= 0:
-                    if tail_call(tr, acc, coff, cnext, items[first, 0]):
-                        first = leo_top(tr, acc, coff, crule, cnext, srule, items, sets,
-                                        counters, first)
-                        to = cnext[coff[items[first, 0]]]
-                    if add_item(items, per_state, counters, to, items[first, 1]) == OVERFLOW:
+                    top = leo_top(tr, acc, coff, crule, cnext, srule, items, sets, counters,
+                                  first)
+                    if add_item(items, per_state, counters,
+                                to if top == first else cnext[coff[items[top, 0]]],
+                                items[top, 1]) == OVERFLOW:
                         return OVERFLOW
+                elif first == -2:
+                    for i in range(sets[origin, 0], sets[origin + 1, 0]):
+                        s2 = items[i, 0]
+                        for c in range(coff[s2], coff[s2 + 1]):
+                            if crule[c] == q and add_item(items, per_state, counters, cnext[c],
+                                                         items[i, 1]) == OVERFLOW:
+                                return OVERFLOW
         j += 1
     sets[k, 1] = popped
     return popped

@@ -12,12 +12,13 @@ scans, predicts or completes from them but the one completion that the chain say
 sets accept exactly the same texts, and the fills (which read the states of the last set and
 check uncertain tokens on the real sets, `kernels.py`) give the same masks.
 
-Memo: the top found from an item is written in the item's third column as -2 - top. That
-column links items of one state for deduplication only while their set is built (values >= -1,
-`add_item`); a chain item always lies in an earlier set, which no step changes while it is
-kept (a truncation drops it, and rebuilding writes the column again). A top depends only on
-the sets up to its own, so the memo stays true, and each item is walked at most once: a chain
-costs each set a constant, amortized. The scans count as Earley work (`WORK`).
+Memo: an item of a chain keeps, in its third column, -2 - u for an item u further up its
+chain (the top, once a walk has passed it). That column links items of one state for
+deduplication only while their set is built (values >= -1, `add_item`); a chain item always
+lies in an earlier set, which no step changes while it is kept (a truncation drops it, and
+rebuilding writes the column again). A chain depends only on the sets up to its items', so
+the memos stay true, and each item is scanned past at most once: a chain costs each set a
+constant, amortized. The scans count as Earley work (`WORK`).
 """
 from __future__ import annotations
 
@@ -69,17 +70,22 @@ def _next_in_chain(tr, acc, coff, crule, cnext, srule, items, sets, counters, x)
 @kernel(R(int32, 2), R(boolean), R(int32), R(int32), R(int32), R(int32), A(int32, 2),
         A(int32, 2), A(int64), int64, nrt=False, inline=True)
 def leo_top(tr, acc, coff, crule, cnext, srule, items, sets, counters, w):  # type: ignore[no-untyped-def]
-    """The top of the chain of tail calls from item w (of a set before the one being built,
-    `tail_call` true of its state), memoized along the way (module docstring)."""
+    """The top of the chain of tail calls from item w, the one waiting item of a completed
+    rule in a set before the one being built: w itself unless its call is a tail call. Each
+    item left behind keeps a memo, an item further up (module docstring): the walk follows
+    memos, scans only where there is none, and then points every item it passed at the top."""
+    if not tail_call(tr, acc, coff, cnext, items[w, 0]):
+        return w
     top = w
     for _ in range(counters[N_ITEMS]):
         memo = items[top, 2]
         if memo <= -2:
             top = -2 - memo
-            break
+            continue
         up = _next_in_chain(tr, acc, coff, crule, cnext, srule, items, sets, counters, top)
         if up < 0:
             break
+        items[top, 2] = -2 - up
         top = up
     else:
         # A chain longer than the items would be a cycle, which cannot be (a cycle of calls
@@ -87,7 +93,8 @@ def leo_top(tr, acc, coff, crule, cnext, srule, items, sets, counters, w):  # ty
         # without a shortcut the step is still exact.
         return w
     x = w
-    while x != top and items[x, 2] > -2:
+    while x != top:
+        up = -2 - items[x, 2]
         items[x, 2] = -2 - top
-        x = _next_in_chain(tr, acc, coff, crule, cnext, srule, items, sets, counters, x)
+        x = up
     return top
