@@ -18,17 +18,17 @@ Tiers: the kernels that build automata (`tiered=True`: the compiler's, and the r
 checks) first run as plain Python, on small inputs, while they are neither compiled nor in the
 cache. Compiling them all costs about 25 s on a fresh machine, while the first grammars a
 process compiles (a regex, a schema of a few properties) take them milliseconds as Python. A
-tiered kernel compiles once its input is over `INTERPRET_MAX_ELEMENTS` array elements or it
-has run `INTERPRET_BUDGET_S` seconds as Python (so a busy process pays at most twice the
-compile time it saves). When the cache holds it, loading it still costs 5 to 30 ms (and
-Numba's first load in a process about 0.2 s more), while a small grammar's inputs take it well
-under a millisecond as Python: its first call, if of at most `INTERPRET_CACHED_ELEMENTS`
-elements, runs as Python, and the next loads it (a process that compiles one small regex
-loads none of the dozen kernels that build it; a busy one pays one small call per kernel). As Python, a
-kernel calls the Python functions of the kernels it calls, under `np.errstate(all="raise")`:
-where numpy's integer semantics part from Numba's (an int32 outgrowing int32, which Numba
-computes in int64; a wrap-around), the call is undone and the compiled kernel runs, so both
-tiers give the same results (`tests/runtime/test_jit.py`). Kernels that fill masks always compile.
+tiered kernel compiles once its input is over `INTERPRET_MAX_ELEMENTS` array elements or it has
+run `INTERPRET_BUDGET_S` seconds as Python (so a busy process pays at most twice the compile
+time it saves). When the cache holds it, loading it still costs 5 to 30 ms (and Numba's first
+load in a process about 0.2 s more), while a small grammar's inputs take it well under a
+millisecond as Python: its first call, if of at most `INTERPRET_CACHED_ELEMENTS` elements, runs
+as Python, and the next loads it (a process that compiles one small regex loads none of the
+dozen kernels that build it; a busy one pays one small call per kernel). As Python, a kernel
+calls the Python functions of the kernels it calls, under `np.errstate(all="raise")`: where
+numpy's integer semantics part from Numba's (an int32 outgrowing int32, which Numba computes in
+int64; a wrap-around), the call is undone and the compiled kernel runs, so both tiers give the
+same results (`tests/runtime/test_jit.py`). Kernels that fill masks always compile.
 
 Cache freshness: Numba keys a cached kernel by its own source file's time stamp and its own
 bytecode, but a kernel's machine code also holds the kernels it calls or inlines, often from
@@ -36,6 +36,15 @@ other modules: a cache entry could outlive an edit of a callee (a changed `close
 `earley.py` under an unchanged `fill_mask` in `kernels.py`) and run the old code. So every
 kernel's stamp also holds a digest of the time stamps and sizes of all the package's Python
 files (`SOURCES_STAMP`): any change to grammask's sources makes every cached kernel stale.
+
+Variants: a kernel specialized on a few flags (the fill of a table with token bounds and of
+one without, the walk with costs and without) is made by a factory whose flags are constants
+of the kernel's closure. Numba prunes the branches on them before it inlines anything, so a
+variant neither inlines nor types what only another uses, and keys its cache on the closure's
+values. The other way, a large kernel inlined with constant arguments into thin wrappers,
+costs seconds on a fresh machine: Numba copies an inlined kernel's IR block by block, each with
+its whole scope, so the copy grows with blocks times variables (1.3 s of the 3 s the unbounded
+fill's walk took to compile).
 
 Compilation stays lazy: importing a module compiles nothing, so kernels that only `precompute`,
 minimization or lint use cost nothing until used. `declared()` lists every kernel of the
@@ -273,7 +282,7 @@ class _Declared(CPUDispatcher):  # type: ignore[misc]
 
 def kernel(*signature: types.Type, nrt: bool = True, tiered: bool = False,
            inline: bool = False, parallel: bool = False,
-           also: tuple[tuple[types.Type, ...], ...] = ()
+           also: tuple[tuple[types.Type, ...], ...] = (), name: str | None = None
            ) -> Callable[[Callable[..., Any]], Any]:
     """`@njit(cache=True, nogil=True)` compiled for the argument types `signature` only (and
     the further signatures `also`, for a helper generic over a few array types); `nrt=False`
@@ -287,8 +296,12 @@ def kernel(*signature: types.Type, nrt: bool = True, tiered: bool = False,
     elements and up to `INTERPRET_BUDGET_S` seconds in all; then it compiles. Its results are
     the same either way (`tests/runtime/test_jit.py` compares them). A `parallel` kernel runs
     its `prange` loops on Numba's threading layer (`numba.set_num_threads` threads): only
-    where a caller asks for threads, since the layer's threads start at its first run."""
+    where a caller asks for threads, since the layer's threads start at its first run. `name`
+    names a variant made in a factory (module docstring): its cache files, reports and
+    `warm_up`'s progress then say which."""
     def wrap(fn: Callable[..., Any]) -> Any:
+        if name is not None:
+            fn.__name__ = fn.__qualname__ = name
         options: dict[str, Any] = dict(cache=True, nogil=True)
         if parallel:
             options["parallel"] = True

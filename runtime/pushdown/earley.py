@@ -55,7 +55,7 @@ from numba.types import Tuple, boolean, int32, int64, uint8
 from ..jit import A, R, kernel
 from ..run_limits import RuntimeLimits
 from .counters import GEN, N_ITEMS, N_SETS, NEEDED, SCANNED, TOKEN, UNBOUNDED, WORK, WORK_LIMIT
-from .leo import leo_top
+from .leo import completion
 
 OVERFLOW = -1
 
@@ -231,9 +231,9 @@ def add_item(items, per_state, counters, s, origin):  # type: ignore[no-untyped-
 def close_set(tr, acc, coff, crule, cnext, srule, rstart, nullable, items, sets, per_state, counters, k):  # type: ignore[no-untyped-def]
     """Predict and complete over set k (items from sets[k, 0] up to the end); set its popped
     flag and return it, or OVERFLOW. A completion whose rule has one waiting item in its origin
-    set, whose call is a tail call, adds the top of that chain of tail calls (`leo_top`, after
-    Leo) instead of every complete item along it: a right recursion through several rules then
-    costs each byte a constant, not one completion per level."""
+    set, whose call is a tail call, adds the top of that chain of tail calls (`completion`,
+    after Leo) instead of every complete item along it: a right recursion through several
+    rules then costs each byte a constant, not one completion per level."""
     popped = 0
     j = sets[k, 0]
     while j < counters[N_ITEMS]:
@@ -252,25 +252,15 @@ def close_set(tr, acc, coff, crule, cnext, srule, rstart, nullable, items, sets,
             if origin < 0:
                 popped = 1
             elif origin < k:
-                q = srule[s]
-                counters[WORK] += sets[origin + 1, 0] - sets[origin, 0]
+                to, o = completion(tr, acc, coff, crule, cnext, srule, items, sets, counters,
+                                   origin, srule[s])
                 if counters[WORK] > counters[WORK_LIMIT]:
                     return OVERFLOW
-                first = -1  # the one waiting item, or -2 for several
-                to = -1
-                for i in range(sets[origin, 0], sets[origin + 1, 0]):
-                    s2 = items[i, 0]
-                    for c in range(coff[s2], coff[s2 + 1]):
-                        if crule[c] == q:
-                            first, to = (i, cnext[c]) if first == -1 else (-2, -1)
-                if first >= 0:
-                    top = leo_top(tr, acc, coff, crule, cnext, srule, items, sets, counters,
-                                  first)
-                    if add_item(items, per_state, counters,
-                                to if top == first else cnext[coff[items[top, 0]]],
-                                items[top, 1]) == OVERFLOW:
+                if to >= 0:
+                    if add_item(items, per_state, counters, to, o) == OVERFLOW:
                         return OVERFLOW
-                elif first == -2:
+                elif to == -2:
+                    q = srule[s]
                     for i in range(sets[origin, 0], sets[origin + 1, 0]):
                         s2 = items[i, 0]
                         for c in range(coff[s2], coff[s2 + 1]):

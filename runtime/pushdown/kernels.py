@@ -1,9 +1,10 @@
 """Numba kernels for token sets of rule-automaton states and for filling pushdown masks.
 
 `classify_tokens` walks the token trie (or the slices of it a `ContentSplit` plan leaves) from
-one state as a root item (its rule's caller unknown) and sorts every token into: accepted (some path consumes it within the rule instance,
-whatever the stack below), uncertain (every surviving path needs to leave the rule first, at a
-byte that can follow the rule: only the real stack can tell) or rejected (everything else).
+one state as a root item (its rule's caller unknown) and sorts every token into: accepted (some
+path consumes it within the rule instance, whatever the stack below), uncertain (every surviving
+path needs to leave the rule first, at a byte that can follow the rule: only the real stack can
+tell) or rejected (everything else).
 
 `fill_mask` ORs the accepted rows of the live states of the last Earley set and checks each
 uncertain token by pushing its bytes on the real sets, sharing prefixes between neighbours in
@@ -251,21 +252,80 @@ def fill_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-unty
 
 
 # The fill of a table without token bounds and that of one with them are two kernels, each
-# with `_fill_states` inlined and `bounded` a constant, and each calling its own walk: a
-# process compiles only the variant its tables need on their first mask (each costs seconds
-# on a fresh machine, `bench/jit_cost.py`), and the other when a table needs it.
-@kernel(GRAMMAR, ENGINE, STORE, TRIE, R(int64), A(uint32), A(uint32), nrt=False)
-def fill_unbounded_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-untyped-def]
-    """`fill_mask` of a table without token bounds (`g[9]`, its `relax`, empty)."""
-    e[3][WORK] = 0
-    return _fill_states(g, e, store, trie, eos_ids, row, scratch, False)
+# calling its own walk: a process compiles only the variant its tables need on their first mask
+# (each costs seconds on a fresh machine, `bench/jit_cost.py`), and the other when a table
+# needs it. Each is made by `_fill_variant` with `bounded` a constant of its closure
+# (`runtime/jit.py`, variants): the branches of the other are pruned before typing.
+def _fill_variant(name: str, bounded: bool) -> Any:
+    """`fill_mask` of a table without token bounds (`g[9]`, its `relax`, empty) or, where
+    `bounded`, with them: a table without bounds reads its items' states as they are (through
+    `live_state` the in-string fill of JSON was about a quarter slower)."""
+
+    def fill(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-untyped-def]
+        meta, dense, base, patches, uncertain_store = store
+        tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
+        items, sets, per_state, counters = e
+        counters[WORK] = 0
+        k = counters[N_SETS] - 1
+        tok = sets[k, 2] if bounded else 0
+        counters[TOKEN] = tok
+        # Three marks per fill (live, row done, candidates done), none equal to an earlier
+        # fill's.
+        counters[MARK] += 3
+        mark = counters[MARK]
+        for i in range(sets[k, 0], sets[k + 1, 0]):
+            if items[i, 1] == k:
+                continue
+            s = live_state(relax, rtok, srule, items, sets, i, tok) if bounded else items[i, 0]
+            if per_state[s, 2] == mark:
+                continue
+            if meta[s, STATUS] < 0:
+                return NEED - s
+            per_state[s, 2] = mark
+        n_kernel = 0
+        for i in range(sets[k, 0], sets[k + 1, 0]):
+            s = live_state(relax, rtok, srule, items, sets, i, tok) if bounded else items[i, 0]
+            if per_state[s, 2] != mark:
+                continue
+            per_state[s, 2] = mark - 1
+            if n_kernel == 0:
+                state_row(meta, dense, base, patches, s, row)
+            else:
+                state_row(meta, dense, base, patches, s, scratch)
+                for w in range(len(row)):
+                    row[w] |= scratch[w]
+            n_kernel += 1
+        if n_kernel == 0:
+            for w in range(len(row)):
+                row[w] = 0
+        # No costs: the walk does not read them, any arrays of their types will do.
+        costs = (counters, counters, per_state, per_state, counters)
+        for i in range(sets[k, 0], sets[k + 1, 0]):
+            s = live_state(relax, rtok, srule, items, sets, i, tok) if bounded else items[i, 0]
+            if per_state[s, 2] != mark - 1:
+                continue
+            per_state[s, 2] = mark - 2
+            b0 = meta[s, UNC_BEGIN]
+            n = meta[s, UNC_LEN]
+            if n:
+                if bounded:
+                    r = check_bounded_candidates(g, e, uncertain_store[b0:b0 + n], n, trie, row,
+                                                 costs, -1)
+                else:
+                    r = check_candidates(g, e, uncertain_store[b0:b0 + n], n, trie, row, costs,
+                                         -1)
+                counters[N_SETS] = k + 1
+                if r == OVERFLOW:
+                    return OVERFLOW
+        add_eos(sets, k, eos_ids, row)
+        return 0
+
+    return kernel(GRAMMAR, ENGINE, STORE, TRIE, R(int64), A(uint32), A(uint32), nrt=False,
+                  name=name)(fill)
 
 
-@kernel(GRAMMAR, ENGINE, STORE, TRIE, R(int64), A(uint32), A(uint32), nrt=False)
-def fill_bounded_mask(g, e, store, trie, eos_ids, row, scratch):  # type: ignore[no-untyped-def]
-    """`fill_mask` of a table with token bounds."""
-    e[3][WORK] = 0
-    return _fill_states(g, e, store, trie, eos_ids, row, scratch, True)
+fill_unbounded_mask = _fill_variant("fill_unbounded_mask", False)
+fill_bounded_mask = _fill_variant("fill_bounded_mask", True)
 
 
 def fill_kernel(g: tuple[np.ndarray, ...]) -> Any:
@@ -273,66 +333,6 @@ def fill_kernel(g: tuple[np.ndarray, ...]) -> Any:
     token bounds, else `fill_unbounded_mask` (a table that builds a bounded rule on the way
     changes variant, so choose at each fill)."""
     return fill_bounded_mask if len(g[9]) else fill_unbounded_mask
-
-
-@kernel(GRAMMAR, ENGINE, STORE, TRIE, R(int64), A(uint32), A(uint32), boolean, nrt=False,
-        inline=True)
-def _fill_states(g, e, store, trie, eos_ids, row, scratch, bounded):  # type: ignore[no-untyped-def]
-    """`fill_mask`, inlined into its two variants with `bounded` a constant: a table without
-    token bounds reads its items' states as they are (through `live_state` the in-string fill
-    of JSON was about a quarter slower), and the branch not taken is pruned before typing, so
-    each variant compiles only its own walk."""
-    meta, dense, base, patches, uncertain_store = store
-    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
-    items, sets, per_state, counters = e
-    k = counters[N_SETS] - 1
-    tok = sets[k, 2] if bounded else 0
-    counters[TOKEN] = tok
-    # Three marks per fill (live, row done, candidates done), none equal to an earlier fill's.
-    counters[MARK] += 3
-    mark = counters[MARK]
-    for i in range(sets[k, 0], sets[k + 1, 0]):
-        if items[i, 1] == k:
-            continue
-        s = live_state(relax, rtok, srule, items, sets, i, tok) if bounded else items[i, 0]
-        if per_state[s, 2] == mark:
-            continue
-        if meta[s, STATUS] < 0:
-            return NEED - s
-        per_state[s, 2] = mark
-    n_kernel = 0
-    for i in range(sets[k, 0], sets[k + 1, 0]):
-        s = live_state(relax, rtok, srule, items, sets, i, tok) if bounded else items[i, 0]
-        if per_state[s, 2] != mark:
-            continue
-        per_state[s, 2] = mark - 1
-        if n_kernel == 0:
-            state_row(meta, dense, base, patches, s, row)
-        else:
-            state_row(meta, dense, base, patches, s, scratch)
-            for w in range(len(row)):
-                row[w] |= scratch[w]
-        n_kernel += 1
-    if n_kernel == 0:
-        for w in range(len(row)):
-            row[w] = 0
-    for i in range(sets[k, 0], sets[k + 1, 0]):
-        s = live_state(relax, rtok, srule, items, sets, i, tok) if bounded else items[i, 0]
-        if per_state[s, 2] != mark - 1:
-            continue
-        per_state[s, 2] = mark - 2
-        b0 = meta[s, UNC_BEGIN]
-        n = meta[s, UNC_LEN]
-        if n:
-            if bounded:
-                r = check_bounded_candidates(g, e, uncertain_store[b0:b0 + n], n, trie, row)
-            else:
-                r = check_candidates(g, e, uncertain_store[b0:b0 + n], n, trie, row)
-            counters[N_SETS] = k + 1
-            if r == OVERFLOW:
-                return OVERFLOW
-    add_eos(sets, k, eos_ids, row)
-    return 0
 
 
 @kernel(GRAMMAR, STORE, TRIE, R(int64), R(int64), A(uint32, 2), int64, A(uint32), inline=True)
@@ -367,110 +367,99 @@ def fill_rows_parallel(g, store, trie, eos_ids, headers, rows, row_ids, scratch,
                               scratch[get_thread_id()])
 
 
-@kernel(GRAMMAR, ENGINE, R(int32), int64, TRIE, A(uint32), nrt=False)
-def check_candidates(g, e, cand, n, trie, row):  # type: ignore[no-untyped-def]
-    """`walk_candidates` without costs on a table without token bounds: 0 or OVERFLOW (the
-    unbounded fill's walk)."""
-    # No costs: the cost arrays are not read, any arrays of their types will do.
-    counters, per_state = e[3], e[2]
-    costs = (counters, counters, per_state, per_state, counters)
-    return walk_candidates(g, e, cand, n, trie, row, costs, -1, False, False)
+def _walk_variant(name: str, costed: bool, bounded: bool | None) -> Any:
+    """A kernel (g, e, cand, n, trie, row, costs, bound) that sets the bits of the candidate
+    tokens (trie positions cand[:n], ascending) whose bytes the real sets accept and, where
+    `costed`, after which the sets cost at most `bound` (`costs.py`: each set the walk builds
+    gets its tails); it returns the largest cost of a candidate accepted by its bytes (0 where
+    not `costed`), or OVERFLOW. `costed` and `bounded` (the table has token bounds; None: read
+    from the table) are constants of the kernel (`runtime/jit.py`, variants), so the fill's
+    walk carries no cost branches and, without bounds, its steps read no token counts
+    (`push_step`; a quarter of the in-string fill of JSON otherwise).
 
+    Consecutive candidates share the sets of their common prefix. Once a candidate dies at
+    byte `dead`, every trie token sharing its first dead + 1 bytes dies too: the trie's skip
+    chain finds where they end and a binary search the next candidate past them (after a JSON
+    value, tens of thousands of candidates start with a space and a letter: one step per
+    distinct two-byte prefix instead of one per token)."""
 
-@kernel(GRAMMAR, ENGINE, R(int32), int64, TRIE, A(uint32), nrt=False)
-def check_bounded_candidates(g, e, cand, n, trie, row):  # type: ignore[no-untyped-def]
-    """`check_candidates` on a table with token bounds (the bounded fill's walk)."""
-    counters, per_state = e[3], e[2]
-    costs = (counters, counters, per_state, per_state, counters)
-    return walk_candidates(g, e, cand, n, trie, row, costs, -1, False, True)
-
-
-@kernel(GRAMMAR, ENGINE, R(int32), int64, TRIE, A(uint32), COSTS, int64, nrt=False)
-def check_costed_candidates(g, e, cand, n, trie, row, costs, bound):  # type: ignore[no-untyped-def]
-    """`walk_candidates` with costs: a token whose sets cost more than `bound` stays unset;
-    the largest cost of a candidate accepted by its bytes, or OVERFLOW (`budget.py`)."""
-    return walk_candidates(g, e, cand, n, trie, row, costs, bound, True, len(g[9]) > 0)
-
-
-@kernel(GRAMMAR, ENGINE, R(int32), int64, TRIE, A(uint32), COSTS, int64, boolean, boolean,
-        nrt=False, inline=True)
-def walk_candidates(g, e, cand, n, trie, row, costs, bound, costed, bounded):  # type: ignore[no-untyped-def]
-    """Set the bits of the candidate tokens (trie positions cand[:n], ascending) whose bytes
-    the real sets accept and, when `costed`, after which the sets cost at most `bound`
-    (`costs.py`: each set the walk builds gets its tails); return the largest cost of a
-    candidate accepted by its bytes (0 when not `costed`), or OVERFLOW. Inlined into the
-    kernels above with `costed` a constant, so the fill's walk carries no cost branches, and
-    `bounded` (the table has token bounds) a constant: without
-    bounds its steps read no token counts (`push_step`; a quarter of the in-string fill of
-    JSON otherwise).
-    Consecutive candidates share the sets of their common prefix. Once
-    a candidate dies at byte `dead`, every trie token sharing its first dead + 1 bytes dies
-    too: the trie's skip chain finds where they end and a binary search the next candidate
-    past them (after a JSON value, tens of thousands of candidates start with a space and a
-    letter: one step per distinct two-byte prefix instead of one per token)."""
-    tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
-    items, sets, per_state, counters = e
-    data, offsets, ids, lcp, skip = trie
-    m = len(ids)
-    base_sets = counters[N_SETS]
-    prev = -1
-    depth = 0
-    dead = -1
-    most = 0
-    x = 0
-    while x < n:
-        c = cand[x]
-        x += 1
-        t = ids[c]
-        if row[t >> 5] & (np.uint32(1) << np.uint32(t & 31)):
-            continue
-        begin = offsets[c]
-        length = offsets[c + 1] - begin
-        common = 0
-        if prev >= 0:
-            pb = offsets[prev]
-            limit = min(length, max(depth, dead + 1))
-            while common < limit and data[begin + common] == data[pb + common]:
-                common += 1
-        if dead >= 0 and common > dead:
-            continue
-        if common > depth:
-            common = depth
-        counters[N_SETS] = base_sets + common
-        p = common
+    def walk(g, e, cand, n, trie, row, costs, bound):  # type: ignore[no-untyped-def]
+        tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok = g
+        items, sets, per_state, counters = e
+        data, offsets, ids, lcp, skip = trie
+        m = len(ids)
+        base_sets = counters[N_SETS]
+        prev = -1
+        depth = 0
         dead = -1
-        while p < length:
-            r = push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax, rtok,
-                          items, sets, per_state, counters, data[begin + p], bounded)
-            if r == OVERFLOW:
-                counters[N_SETS] = base_sets
-                return OVERFLOW
-            if r == 0:
-                dead = p
-                break
-            if costed:
-                set_tails(coff, crule, cnext, srule, items, sets, costs, counters[N_SETS] - 1)
-            p += 1
-        depth = p
-        prev = c
-        if dead < 0:
-            if costed:
-                cost = set_cost(items, sets, costs, counters[N_SETS] - 1)
-                most = max(most, cost)
-                if cost > bound:
-                    continue
-            row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
-            continue
-        end = c + 1
-        while end < m and lcp[end] > dead:
-            end = skip[end]
-        lo, hi = x, n
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if cand[mid] < end:
-                lo = mid + 1
-            else:
-                hi = mid
-        x = lo
-    counters[N_SETS] = base_sets
-    return most
+        most = 0
+        x = 0
+        while x < n:
+            c = cand[x]
+            x += 1
+            t = ids[c]
+            if row[t >> 5] & (np.uint32(1) << np.uint32(t & 31)):
+                continue
+            begin = offsets[c]
+            length = offsets[c + 1] - begin
+            common = 0
+            if prev >= 0:
+                pb = offsets[prev]
+                limit = min(length, max(depth, dead + 1))
+                while common < limit and data[begin + common] == data[pb + common]:
+                    common += 1
+            if dead >= 0 and common > dead:
+                continue
+            if common > depth:
+                common = depth
+            counters[N_SETS] = base_sets + common
+            p = common
+            dead = -1
+            while p < length:
+                r = push_step(tr, bc, acc, coff, crule, cnext, srule, rstart, nullable, relax,
+                              rtok, items, sets, per_state, counters, data[begin + p],
+                              len(relax) > 0 if bounded is None else bounded)
+                if r == OVERFLOW:
+                    counters[N_SETS] = base_sets
+                    return OVERFLOW
+                if r == 0:
+                    dead = p
+                    break
+                if costed:
+                    set_tails(coff, crule, cnext, srule, items, sets, costs,
+                              counters[N_SETS] - 1)
+                p += 1
+            depth = p
+            prev = c
+            if dead < 0:
+                if costed:
+                    cost = set_cost(items, sets, costs, counters[N_SETS] - 1)
+                    most = max(most, cost)
+                    if cost > bound:
+                        continue
+                row[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+                continue
+            end = c + 1
+            while end < m and lcp[end] > dead:
+                end = skip[end]
+            lo, hi = x, n
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if cand[mid] < end:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            x = lo
+        counters[N_SETS] = base_sets
+        return most
+
+    return kernel(GRAMMAR, ENGINE, R(int32), int64, TRIE, A(uint32), COSTS, int64, nrt=False,
+                  name=name)(walk)
+
+
+check_candidates = _walk_variant("check_candidates", False, False)
+"""The unbounded fill's walk: no costs (`costs` and `bound` unread), no token bounds."""
+check_bounded_candidates = _walk_variant("check_bounded_candidates", False, True)
+"""The bounded fill's walk: no costs, token bounds."""
+check_costed_candidates = _walk_variant("check_costed_candidates", True, None)
+"""The walk with costs (`budget.py`): a token whose sets cost more than `bound` stays unset."""

@@ -6,7 +6,7 @@ accepts and has no move, byte or call (`tail_call`). When rule q completes at or
 holds exactly one item waiting on q, whose call is a tail call, the caller completes at once,
 and so on up: a chain of complete items, one per level of a right recursion (A -> x B,
 B -> y A | z), which the plain closure would add to every set, one completion per level per
-byte. After Leo (1991), `close_set` adds only the top of the chain (`leo_top`): the return
+byte. After Leo (1991), `close_set` adds only the top of the chain (`completion`): the return
 state of the last item along it. The items skipped are complete and have no move: nothing
 scans, predicts or completes from them but the one completion that the chain says, so the
 sets accept exactly the same texts, and the fills (which read the states of the last set and
@@ -19,6 +19,10 @@ lies in an earlier set, which no step changes while it is kept (a truncation dro
 rebuilding writes the column again). A chain depends only on the sets up to its items', so
 the memos stay true, and each item is scanned past at most once: a chain costs each set a
 constant, amortized. The scans count as Earley work (`WORK`).
+
+One loop scans an origin set for the completion and for each level of its chain (`close_set`
+scans again only to move several waiting items): every inlined copy of a loop costs the first
+pushdown mask compile time on a fresh machine (`runtime/jit.py`).
 """
 from __future__ import annotations
 
@@ -44,57 +48,52 @@ def tail_call(tr, acc, coff, cnext, s):  # type: ignore[no-untyped-def]
 
 
 @kernel(R(int32, 2), R(boolean), R(int32), R(int32), R(int32), R(int32), A(int32, 2),
-        A(int32, 2), A(int64), int64, nrt=False, inline=True)
-def _next_in_chain(tr, acc, coff, crule, cnext, srule, items, sets, counters, x):  # type: ignore[no-untyped-def]
-    """The item that item x's tail call leads to once its callee completes: the one item of
-    x's origin set that waits on the rule of x's return state, if it is the only one and its
-    call is a tail call too; else -1."""
-    o = items[x, 1]
-    if o < 0:
-        return -1
-    q = srule[cnext[coff[items[x, 0]]]]
-    counters[WORK] += sets[o + 1, 0] - sets[o, 0]
-    found = -1
-    for i in range(sets[o, 0], sets[o + 1, 0]):
-        s = items[i, 0]
-        for c in range(coff[s], coff[s + 1]):
-            if crule[c] == q:
-                if found >= 0:
-                    return -1
-                found = i
-    if found >= 0 and not tail_call(tr, acc, coff, cnext, items[found, 0]):
-        return -1
-    return found
-
-
-@kernel(R(int32, 2), R(boolean), R(int32), R(int32), R(int32), R(int32), A(int32, 2),
-        A(int32, 2), A(int64), int64, nrt=False, inline=True)
-def leo_top(tr, acc, coff, crule, cnext, srule, items, sets, counters, w):  # type: ignore[no-untyped-def]
-    """The top of the chain of tail calls from item w, the one waiting item of a completed
-    rule in a set before the one being built: w itself unless its call is a tail call. Each
-    item left behind keeps a memo, an item further up (module docstring): the walk follows
-    memos, scans only where there is none, and then points every item it passed at the top."""
-    if not tail_call(tr, acc, coff, cnext, items[w, 0]):
-        return w
-    top = w
-    for _ in range(counters[N_ITEMS]):
-        memo = items[top, 2]
-        if memo <= -2:
-            top = -2 - memo
-            continue
-        up = _next_in_chain(tr, acc, coff, crule, cnext, srule, items, sets, counters, top)
-        if up < 0:
+        A(int32, 2), A(int64), int64, int64, nrt=False, inline=True)
+def completion(tr, acc, coff, crule, cnext, srule, items, sets, counters, o, q):  # type: ignore[no-untyped-def]
+    """The item (state, origin) that completing rule q, begun at set o before the set being
+    built, adds: the one item of set o waiting on q, moved past its call, or where that call is
+    a tail call the top of its chain (module docstring); state -1 where set o holds no waiting
+    item, -2 where it holds several (the caller moves each). One scan finds the waiting items
+    of the completion and of each level of the chain; each item left behind keeps a memo, an
+    item further up, which later walks follow instead of scanning, and the walk ends by
+    pointing every item it passed at the top."""
+    first = -1
+    to = -1
+    top = -1
+    for _ in range(counters[N_ITEMS] + 1):
+        counters[WORK] += sets[o + 1, 0] - sets[o, 0]
+        found = -1  # the one waiting item, or -2 for several
+        nxt = -1
+        for i in range(sets[o, 0], sets[o + 1, 0]):
+            s = items[i, 0]
+            for c in range(coff[s], coff[s + 1]):
+                if crule[c] == q:
+                    found, nxt = (i, cnext[c]) if found == -1 else (-2, -1)
+        tail = found >= 0 and tail_call(tr, acc, coff, cnext, items[found, 0])
+        if first < 0:
+            if not tail:
+                return nxt if found != -2 else -2, items[found, 1] if found >= 0 else -1
+            first = found
+            to = nxt
+        elif not tail:
             break
-        items[top, 2] = -2 - up
-        top = up
+        else:
+            items[top, 2] = -2 - found
+        top = found
+        while items[top, 2] <= -2:  # memos point to earlier items: this ends
+            top = -2 - items[top, 2]
+        o = items[top, 1]
+        if o < 0:
+            break
+        q = srule[cnext[coff[items[top, 0]]]]
     else:
         # A chain longer than the items would be a cycle, which cannot be (a cycle of calls
         # inside one set is entered from outside it, so its entry has two waiting items);
         # without a shortcut the step is still exact.
-        return w
-    x = w
+        return to, items[first, 1]
+    x = first
     while x != top:
         up = -2 - items[x, 2]
         items[x, 2] = -2 - top
         x = up
-    return top
+    return cnext[coff[items[top, 0]]], items[top, 1]
