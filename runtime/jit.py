@@ -43,8 +43,8 @@ of the kernel's closure. Numba prunes the branches on them before it inlines any
 variant neither inlines nor types what only another uses, and keys its cache on the closure's
 values. The other way, a large kernel inlined with constant arguments into thin wrappers,
 costs seconds on a fresh machine: Numba copies an inlined kernel's IR block by block, each with
-its whole scope, so the copy grows with blocks times variables (1.3 s of the 3 s the unbounded
-fill's walk took to compile).
+its whole scope (numba/numba#8989), so the copy grows with blocks times variables (1.3 s of the
+3 s the unbounded fill's walk took to compile).
 
 Compilation stays lazy: importing a module compiles nothing, so kernels that only `precompute`,
 minimization or lint use cost nothing until used. `declared()` lists every kernel of the
